@@ -1,0 +1,8 @@
+"""Ianvs ``hard_example_mining`` module: routers of the cloud_edge_privacy library (works in both mining modes)."""
+from cloud_edge_privacy.registry import ClassFactory, ClassType
+from cloud_edge_privacy.routing import EdgeConfidenceRouter
+
+
+@ClassFactory.register(ClassType.HEM, alias="TabEdgeConfidenceRouter")
+class TabEdgeConfidenceRouter(EdgeConfidenceRouter):
+    """Edge confidence (inference-then-mining) or task size (mining-then-inference) decides the route."""

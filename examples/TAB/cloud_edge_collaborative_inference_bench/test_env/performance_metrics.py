@@ -1,0 +1,11 @@
+"""Ianvs testenv metrics on routing, cost and latency (computed from the results; Ianvs measures no time)."""
+from cloud_edge_privacy.metrics import performance
+from cloud_edge_privacy.registry import ClassFactory, ClassType
+
+for _name, _fn in {
+    "edge_ratio": performance.edge_ratio,
+    "cloud_tokens": performance.cloud_tokens,
+    "latency_mean_ms": performance.latency_mean_ms,
+    "privacy_failures": performance.privacy_failures,
+}.items():
+    ClassFactory.register(ClassType.GENERAL, alias=_name)(_fn)

