@@ -14,7 +14,7 @@ def _algo(method):
 
 def _read(path):
     with open(path, newline="") as fh:
-        return list(csv.reader(fh, delimiter=" "))
+        return list(csv.reader(fh))
 
 
 RANK = {"sort_by": [{"leak": "ascend"}, {"pdr": "descend"}],
@@ -32,7 +32,7 @@ def test_rank_files_columns_and_sorting(tmp_path):
                        "hard_example_mining", "edgemodel-seed", "cloudmodel-privacy_method", "time", "url"]
     assert [r[9] for r in rows[1:]] == ["suppression", "placeholder", "none"]   # leak asc, then pdr desc
     assert [r[0] for r in rows[1:]] == ["1", "2", "3"]
-    assert rows[1][10] == "2026-01-01 00:00:02"   # space inside the value survives (quoted)
+    assert rows[1][10] == "2026-01-01 00:00:02"   # values keep their spaces
     sel = _read(paths["selected"])
     assert sel[0] == ["rank", "algorithm", "pdr", "paradigm", "edgemodel", "cloudmodel", "hard_example_mining",
                       "edgemodel-seed", "cloudmodel-privacy_method", "time", "url"]
@@ -50,3 +50,9 @@ def test_nan_sorts_last_and_unknown_sort_keys_are_skipped():
     assert [r["m"] for r in sort_rows(rows, [{"m": "ascend"}], ["m"])][:2] == [1.0, 3.0]
     assert [r["m"] for r in sort_rows(rows, [{"m": "descending"}], ["m"])][:2] == [3.0, 1.0]  # not "ascend"
     assert sort_rows(rows, [{"other": "ascend"}], ["m"]) == rows
+
+
+def test_nan_metric_is_an_empty_cell_like_pandas(tmp_path):
+    paths = write_rank(str(tmp_path), [CaseResult(_algo("none"), {"pdr": math.nan, "leak": 0}, "t", "u")],
+                       ["pdr", "leak"], RANK)
+    assert _read(paths["all"])[1][2:4] == ["", "0"]

@@ -1,4 +1,4 @@
-"""Write ``all_rank.csv`` and ``selected_rank.csv`` with Ianvs's columns, separator and sorting."""
+"""Write ``all_rank.csv`` and ``selected_rank.csv`` with the columns, format and sorting of Ianvs (commit 1d3da5b)."""
 from __future__ import annotations
 
 import csv
@@ -39,13 +39,13 @@ def sort_rows(rows: List[Dict[str, Any]], sort_by: List[Dict[str, str]], metric_
 
 
 def _fmt(v: Any) -> Any:
-    return "" if v is None else v
+    return "" if _is_missing(v) else v  # pandas writes NaN and None as an empty cell
 
 
 def _write(path: str, header: List[str], rows: List[Dict[str, Any]]) -> None:
     tmp = path + ".tmp"
     with open(tmp, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh, delimiter=" ", quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
+        w = csv.writer(fh, quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
         w.writerow(["rank", *header])
         for i, row in enumerate(rows, 1):
             w.writerow([i, *(_fmt(row.get(h)) for h in header)])

@@ -12,7 +12,7 @@ from .models.catalog import MODELS
 
 def _read_rank(path: str) -> List[Dict[str, str]]:
     with open(path, encoding="utf-8", newline="") as fh:
-        return list(csv.DictReader(fh, delimiter=" "))
+        return list(csv.DictReader(fh))
 
 
 def _config_files(config_path: str) -> Dict[str, str]:

@@ -74,7 +74,7 @@ def _build(spec) -> Any:
 
 
 def run_test_case(job: BenchmarkJob, algo: Algorithm, data_file: str, limit: Optional[int],
-                  progress: bool = True) -> CaseResult:
+                  progress: bool = True, label: str = "") -> CaseResult:
     mods = algo.modules
     for pkg in algo.third_party_packages:
         import_module_file(pkg["url"])
@@ -106,7 +106,7 @@ def run_test_case(job: BenchmarkJob, algo: Algorithm, data_file: str, limit: Opt
     mode = job.testenv.mining_mode
     y_pred: List[Any] = []
     counts = {"edge": 0, "cloud": 0}
-    bar = tqdm(ds.x, desc=f"{algo.name} {_short_hps(algo)}", unit="sample", disable=not progress, file=sys.stderr)
+    bar = tqdm(ds.x, desc=label or algo.name, unit="sample", disable=not progress, file=sys.stderr)
     for x in bar:
         res = job_ji.inference(x, mining_mode=mode)
         y_pred.append(res)
@@ -129,8 +129,11 @@ def run_test_case(job: BenchmarkJob, algo: Algorithm, data_file: str, limit: Opt
     return CaseResult(algo, metrics, time.strftime("%Y-%m-%d %H:%M:%S"), case_dir)
 
 
-def _short_hps(algo: Algorithm) -> str:
-    return " ".join(f"{k.split('-', 1)[1]}={v}" for k, v in algo.hyperparameter_columns().items())
+def _varying_hps(algo: Algorithm, all_algos: List[Algorithm]) -> str:
+    """The hyperparameters that distinguish this test case from the others, e.g. ``privacy_method=none``."""
+    cols = [a.hyperparameter_columns() for a in all_algos]
+    keys = [k for k in algo.hyperparameter_columns() if len({c.get(k) for c in cols}) > 1]
+    return " ".join(f"{k.split('-', 1)[1]}={algo.hyperparameter_columns()[k]}" for k in keys)
 
 
 def _dump_predictions(case_dir: str, algo: Algorithm, ds: DataSource, y_pred: List[Any], metrics: Dict[str, Any]) -> None:
@@ -169,9 +172,9 @@ def run_job(config_path: str, tab_file: Optional[Path] = None, limit: Optional[i
     results: List[CaseResult] = []
     failures: List[Dict[str, Any]] = []
     for i, algo in enumerate(job.algorithms, 1):
-        label = f"test case {i}/{len(job.algorithms)} ({algo.name}: {_short_hps(algo) or 'no hyperparameters'})"
+        label = f"test case {i}/{len(job.algorithms)} {algo.name} {_varying_hps(algo, job.algorithms)}".strip()
         try:
-            results.append(run_test_case(job, algo, data_file, limit, progress))
+            results.append(run_test_case(job, algo, data_file, limit, progress, label))
         except (BenchmarkError, Exception) as exc:  # report and continue with the other test cases
             failures.append({"test_case": label, "error": f"{type(exc).__name__}: {exc}",
                              "traceback": traceback.format_exc()})
