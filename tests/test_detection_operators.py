@@ -17,6 +17,9 @@ from cloud_edge_privacy.spans import Span
     ("in May 2006 the authority", "May 2006", "DATETIME"),
     ("claiming 48,000 euros in damages", "48,000 euros", "QUANTITY"),
     ("the applicant, aged 46, was", "aged 46", "DEM"),
+    ("a Swedish national, Mr Raja Arlewin (“the applicant”)", "Mr Raja Arlewin", "PERSON"),
+    ("represented by Ms B. Baysal, a lawyer", "Ms B. Baysal", "PERSON"),
+    ("Mr A. Rönquist, the editor", "Mr A. Rönquist", "PERSON"),
 ])
 def test_regex_recognizer_finds_structured_identifiers(text, surface, category):
     spans = merge_spans(RegexRecognizer().analyze(text))
