@@ -42,7 +42,7 @@ if ! .venv/bin/python -c "import torch" >/dev/null 2>&1; then
 fi
 
 echo "[setup] installing the project and its pinned dependencies"
-.venv/bin/pip install --quiet --find-links "$WHEELHOUSE" -e ".[dev]"
+.venv/bin/pip install --quiet --find-links "$WHEELHOUSE" -e ".[dev,presidio]"
 
 echo "[setup] assembling and verifying the default model"
 .venv/bin/cloud-edge-privacy models qwen2.5-coder-0.5b-instruct

@@ -116,7 +116,8 @@ def test_metric_dp_words_high_epsilon_keeps_words_low_epsilon_changes_them():
     hi = get_operator("metric_dp_words", epsilon=5000.0)(text, spans, seed=0)
     lo = get_operator("metric_dp_words", epsilon=1.0)(text, spans, seed=0)
     assert hi.text == text and hi.epsilon == 5000.0
-    assert lo.text != text
+    assert hi.masks() == []            # kept words are not masked for TAB scoring
+    assert lo.text != text and len(lo.masks()) == 1
 
 
 def test_accountant_limit():

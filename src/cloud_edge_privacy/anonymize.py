@@ -25,6 +25,7 @@ def anonymize_documents(docs: List[TabDocument], method: str, seed: int = 0, det
                         progress: bool = True, **params: Any) -> Dict[str, Any]:
     """Run the gateway over documents; returns masks, texts, per-document timings and ε spent."""
     gw = PrivacyGateway(method, seed=seed, detector=detector, **params)
+    # Each distinct (category, value) is randomized once per document; ε is reported per document.
     masks, texts, timings, epsilons = {}, {}, [], {}
     for doc in tqdm(docs, desc=f"anonymize ({method})", unit="doc", disable=not progress):
         t0 = time.perf_counter()

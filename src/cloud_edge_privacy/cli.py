@@ -53,7 +53,14 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
 
     docs = load_tab(args.input)
     params = {"epsilon": args.epsilon} if args.epsilon is not None else {}
-    out = anonymize_documents(docs, args.method, seed=args.seed, progress=not args.no_progress, **params)
+    from .gateway import EPSILON_METHODS
+
+    if params and args.method not in EPSILON_METHODS:
+        raise BenchmarkError(f"--epsilon applies to {EPSILON_METHODS}, not to {args.method!r}")
+    from .detection import build_detector
+
+    out = anonymize_documents(docs, args.method, seed=args.seed, progress=not args.no_progress,
+                              detector=build_detector(args.detector), **params)
     write_masks(out["masks"], args.masks_out)
     print(f"wrote masks for {len(out['masks'])} documents to {args.masks_out}")
     if args.texts_out:
@@ -131,6 +138,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--method", required=True, help="privacy method (see the README for the list)")
     a.add_argument("--epsilon", type=float, default=None, help="privacy budget for DP/LDP methods")
     a.add_argument("--seed", type=int, default=0, help="seed for every random mechanism")
+    a.add_argument("--detector", default="default",
+                   help="default | regex+spacy | tab_ner | spacy | presidio (the last two are baselines)")
     a.add_argument("--masks-out", required=True, help="masks.json: {doc_id: [[start, end, replacement], ...]}")
     a.add_argument("--texts-out", default=None, help="JSONL of desensitized texts")
     a.add_argument("--no-progress", action="store_true")

@@ -6,11 +6,13 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
 from .desensitization import Desensitized, get_operator
+from .desensitization.pseudonyms import restore_answer
 from .detection import Detector
 from .errors import PrivacyGatewayError
 from .spans import Span
 
 NO_PROTECTION = "none"  # baseline only: sends the raw text; never counts as a privacy method
+EPSILON_METHODS = ("dp_numbers", "metric_dp_words", "prism_ldp")  # methods that take a privacy budget ε
 
 
 @dataclass
@@ -25,6 +27,10 @@ class Protected:
     def masks(self) -> List[List[Any]]:
         return self.result.masks() if self.result else []
 
+    def restore(self, answer: str) -> str:
+        """Put pseudonymized values back into an answer (no-op for irreversible methods)."""
+        return restore_answer(answer, self.result) if self.result is not None else answer
+
 
 class PrivacyGateway:
     """Detect private spans and rewrite them with the configured method.
@@ -33,10 +39,12 @@ class PrivacyGateway:
     """
 
     def __init__(self, method: str = "placeholder", seed: int = 0, detector: Optional[Detector] = None,
-                 **method_params: Any) -> None:
+                 epsilon: Optional[float] = None, **method_params: Any) -> None:
         self.method = method
         self.seed = seed
         self._detector = detector
+        if epsilon is not None and method in EPSILON_METHODS:
+            method_params["epsilon"] = float(epsilon)
         self.operator = None if method == NO_PROTECTION else get_operator(method, **method_params)
 
     @property

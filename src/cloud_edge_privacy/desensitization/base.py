@@ -31,8 +31,12 @@ class Desensitized:
     vault: Dict[str, str] = field(default_factory=dict)  # surrogate -> original, for reversible methods
 
     def masks(self) -> List[List[Any]]:
-        """``[start, end, replacement]`` in original-text offsets (the TAB evaluators' mask format)."""
-        return [[r.start, r.end, r.replacement] for r in self.replacements]
+        """``[start, end, replacement]`` in original-text offsets (the TAB evaluators' mask format).
+
+        A span whose replacement equals the original (a randomized mechanism that kept the true value)
+        was not masked and is left out.
+        """
+        return [[r.start, r.end, r.replacement] for r in self.replacements if r.replacement != r.original]
 
     def to_dict(self) -> Dict[str, Any]:
         return {"text": self.text, "method": self.method, "epsilon": self.epsilon,

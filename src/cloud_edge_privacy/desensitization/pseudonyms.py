@@ -117,8 +117,9 @@ class PseudonymVault:
             body = r"\s+".join(re.escape(t) for t in sur.split())
             pattern = re.compile(r"(?<!\w)" + body + r"(?=(?:'s|’s|s)?(?!\w))", re.IGNORECASE)
 
-            def put(m: re.Match, original: str = original) -> str:
-                return original.upper() if m.group().isupper() and len(m.group()) > 1 else original
+            def put(m: re.Match, original: str = original, sur: str = sur) -> str:
+                shouted = m.group().isupper() and not sur.isupper() and len(m.group()) > 1
+                return original.upper() if shouted else original
 
             text = pattern.sub(put, text)
         return text

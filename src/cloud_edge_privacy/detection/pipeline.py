@@ -70,9 +70,7 @@ class Detector:
 
     def __init__(self, recognizers: Optional[Sequence[object]] = None, propagate: bool = True) -> None:
         if recognizers is None:
-            from .spacy_recognizer import SpacyRecognizer
-
-            recognizers = [RegexRecognizer(), SpacyRecognizer()]
+            recognizers = build_detector("default").recognizers
         self.recognizers = list(recognizers)
         self.propagate = propagate
 
@@ -84,6 +82,30 @@ class Detector:
         return propagate_mentions(text, spans) if self.propagate else spans
 
 
+def build_detector(name: str = "default") -> Detector:
+    """Named detector presets; "spacy" and "presidio" are the plain baselines (no propagation)."""
+    from .spacy_recognizer import SpacyRecognizer
+
+    if name == "spacy":
+        return Detector([SpacyRecognizer(skip_labels=())], propagate=False)
+    if name == "presidio":
+        from .presidio_recognizer import PresidioRecognizer
+
+        return Detector([PresidioRecognizer()], propagate=False)
+    if name == "regex+spacy":
+        return Detector([RegexRecognizer(), SpacyRecognizer()])
+    if name in ("tab_ner", "default"):
+        from .tab_ner_recognizer import TabNerRecognizer
+
+        if name == "tab_ner":
+            return Detector([TabNerRecognizer()])
+        # Chosen on TAB dev (see the example README): general NER adds recall, its public-institution
+        # spans (courts, governments, headings, state names) are dropped, the TAB model adds precision.
+        return Detector([RegexRecognizer(), SpacyRecognizer(drop_public_institutions=True), TabNerRecognizer()])
+    raise ValueError(f"unknown detector {name!r}; known: {DETECTORS}")
+
+
+DETECTORS = ("default", "regex+spacy", "tab_ner", "spacy", "presidio")
 _default: Optional[Detector] = None
 
 
@@ -91,5 +113,5 @@ def detect(text: str) -> List[Span]:
     """Detect with the default pipeline (regex + spaCy + propagation), built once per process."""
     global _default
     if _default is None:
-        _default = Detector()
+        _default = build_detector("default")
     return _default.analyze(text)

@@ -41,6 +41,7 @@ class OpenAICloudModel:
     """Desensitize on the edge, record exactly what is sent, call the cloud, restore on the edge."""
 
     def __init__(self, privacy_method: str = "placeholder", seed: int = 42, max_tokens: int = 128,
+                 epsilon: Optional[float] = None,
                  temperature: float = 0.0, timeout_s: float = 300.0, max_retries: int = 3,
                  base_url_env: str = "CEP_CLOUD_BASE_URL", api_key_env: str = "CEP_CLOUD_API_KEY",
                  model_env: str = "CEP_CLOUD_MODEL", local_model: str = "qwen2.5-coder-0.5b-instruct",
@@ -52,9 +53,11 @@ class OpenAICloudModel:
         self.max_retries = int(max_retries)
         self.env = {"base_url": base_url_env, "api_key": api_key_env, "model": model_env}
         self.local_model = local_model
-        self.gateway = PrivacyGateway(privacy_method, seed=self.seed)  # unknown method fails here, at build time
+        # An unknown method or a bad parameter fails here, when the module is built.
+        self.gateway = PrivacyGateway(privacy_method, seed=self.seed, epsilon=epsilon)
+        self.epsilon = epsilon
         self.cache = ResponseCache(cache_dir() / "cloud_cache") if cache else None
-        self.config_hash = stable_hash({"privacy_method": privacy_method, **self.params})[:12]
+        self.config_hash = stable_hash({"privacy_method": privacy_method, "epsilon": epsilon, **self.params})[:12]
         self._client = None
         self._endpoint: Optional[Dict[str, str]] = None
 
@@ -140,7 +143,8 @@ class OpenAICloudModel:
             return result
         messages = build_messages(x["instruction"], prot.text)
         result.update(sent_messages=messages, masks=prot.masks(),
-                      detected_entities=[s.to_dict() for s in prot.spans])
+                      detected_entities=[s.to_dict() for s in prot.spans],
+                      epsilon_spent=prot.result.epsilon if prot.result is not None else None)
         result["timings_ms"].update({"detection": prot.timings_ms["detection_ms"],
                                      "desensitization": prot.timings_ms["desensitization_ms"]})
         ep = self.endpoint()
