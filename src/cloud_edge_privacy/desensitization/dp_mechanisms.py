@@ -214,6 +214,7 @@ class WordEmbeddings:
         self.words = [vocab[i] for i in keep]
         self.index = {w: i for i, w in enumerate(self.words)}
         self.vectors = table[keep]
+        self.sq_norms = (self.vectors ** 2).sum(axis=1)
         self.source = f"all-MiniLM-L6-v2 input embeddings ({len(self.words)} words, dim {table.shape[1]})"
 
     @classmethod
@@ -246,20 +247,30 @@ class MetricDPWords:
         self.epsilon = float(epsilon)
         self.emb = WordEmbeddings.load()
 
-    def _word(self, word: str, rng, acct: BudgetAccountant) -> Optional[str]:
-        i = self.emb.index.get(word.lower())
-        if i is None:
-            return None
-        v = self.emb.vectors[i] + metric_dp_noise(self.emb.vectors.shape[1], self.epsilon, rng)
-        j = int(np.argmin(((self.emb.vectors - v) ** 2).sum(axis=1)))
-        acct.spend("metric_dp", self.epsilon, what=f"word (d_chi: eps*distance)")
-        out = self.emb.words[j]
-        return out.capitalize() if word[:1].isupper() else out
+    def _release(self, words: List[str], rng, acct: BudgetAccountant) -> Dict[str, Optional[str]]:
+        """Noise every distinct in-vocabulary word once, then one batched nearest-neighbour search."""
+        known = [w for w in words if w in self.emb.index]
+        out: Dict[str, Optional[str]] = {w: None for w in words}
+        if not known:
+            return out
+        dim = self.emb.vectors.shape[1]
+        noisy = np.stack([self.emb.vectors[self.emb.index[w]] + metric_dp_noise(dim, self.epsilon, rng) for w in known])
+        # nearest neighbour: argmin ||V - v||^2 = argmin (||V||^2 - 2 V.v), for all words at once
+        nearest = np.argmin(self.emb.sq_norms[:, None] - 2.0 * (self.emb.vectors @ noisy.T), axis=0)
+        for w, j in zip(known, nearest):
+            acct.spend("metric_dp", self.epsilon, what="word (d_chi: eps*distance)")
+            out[w] = self.emb.words[int(j)]
+        return out
 
     def __call__(self, text: str, spans: Sequence[Span], seed: int = 0) -> Desensitized:
         rng = doc_rng(seed, text, self.name)
         acct = BudgetAccountant()
-        memo: Dict[str, Optional[str]] = {}
+        words: List[str] = []
+        for span in sorted(spans):
+            for tok in re.findall(r"\w+", text[span.start:span.end]):
+                if tok.lower() not in words:
+                    words.append(tok.lower())
+        released = self._release(words, rng, acct)
 
         def replace(span: Span, surface: str) -> str:
             out = []
@@ -267,10 +278,11 @@ class MetricDPWords:
                 if not tok[0].isalnum():
                     out.append(tok)
                     continue
-                key = tok.lower()
-                if key not in memo:
-                    memo[key] = self._word(tok, rng, acct)
-                out.append(memo[key] if memo[key] is not None else f"[{span.category}]")
+                new = released.get(tok.lower())
+                if new is None:
+                    out.append(f"[{span.category}]")
+                else:
+                    out.append(new.capitalize() if tok[:1].isupper() else new)
             return "".join(out)
 
         res = apply_replacements(text, spans, replace, self.name)

@@ -94,6 +94,13 @@ def build_detector(name: str = "default") -> Detector:
         return Detector([PresidioRecognizer()], propagate=False)
     if name == "regex+spacy":
         return Detector([RegexRecognizer(), SpacyRecognizer()])
+    if name == "high_recall":
+        from .tab_ner_recognizer import TabNerRecognizer, transfer_model_dir
+
+        # Both TAB models, with spaCy limited to names, nationalities, places and dates (see README).
+        return Detector([RegexRecognizer(), SpacyRecognizer(drop_public_institutions=True,
+                                                            keep_categories=("PERSON", "DEM", "LOC", "DATETIME")),
+                         TabNerRecognizer(), TabNerRecognizer(str(transfer_model_dir()))])
     if name in ("tab_ner", "default"):
         from .tab_ner_recognizer import TabNerRecognizer
 
@@ -105,7 +112,7 @@ def build_detector(name: str = "default") -> Detector:
     raise ValueError(f"unknown detector {name!r}; known: {DETECTORS}")
 
 
-DETECTORS = ("default", "regex+spacy", "tab_ner", "spacy", "presidio")
+DETECTORS = ("default", "high_recall", "regex+spacy", "tab_ner", "spacy", "presidio")
 _default: Optional[Detector] = None
 
 

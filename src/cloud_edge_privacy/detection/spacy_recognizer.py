@@ -56,17 +56,18 @@ class SpacyRecognizer:
     name = "spacy"
 
     def __init__(self, model: str = DEFAULT_MODEL, skip_labels: tuple = ("LAW",),
-                 drop_public_institutions: bool = False) -> None:
+                 drop_public_institutions: bool = False, keep_categories: tuple = ()) -> None:
         self.model = model
         self.skip = set(skip_labels)
         self.drop_public = drop_public_institutions
+        self.keep = set(keep_categories)  # empty: every mapped category
 
     def analyze(self, text: str) -> List[Span]:
         doc = load_spacy(self.model)(text)
         out = []
         for ent in doc.ents:
             cat = LABEL_MAP.get(ent.label_)
-            if cat is None or ent.label_ in self.skip:
+            if cat is None or ent.label_ in self.skip or (self.keep and cat not in self.keep):
                 continue
             start, end = ent.start_char, ent.end_char
             # spaCy often includes a leading "the" in ORG/LOC spans; TAB does not.

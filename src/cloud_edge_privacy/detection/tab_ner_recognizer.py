@@ -16,12 +16,23 @@ from ..spans import Span
 MODEL_DIR = Path(__file__).with_name("tab_ner_model")
 
 
+def transfer_model_dir() -> Path:
+    """Where ``scripts/train_tab_ner.py --init sm`` puts the model built on en_core_web_sm's tok2vec.
+
+    It is not committed: it holds a re-trained copy of third-party weights (6 MB).
+    """
+    from ..models.catalog import cache_dir
+
+    return cache_dir() / "tab_ner_sm"
+
+
 @lru_cache(maxsize=2)
 def load_tab_ner(path: str = str(MODEL_DIR)) -> Any:
     import spacy
 
     if not Path(path, "meta.json").is_file():
-        raise ModelFileError(f"{path}: TAB NER model missing; run scripts/train_tab_ner.py")
+        hint = " --init sm" if Path(path) == transfer_model_dir() else ""
+        raise ModelFileError(f"{path}: TAB NER model missing; run .venv/bin/python scripts/train_tab_ner.py{hint}")
     return spacy.load(path)
 
 

@@ -1,14 +1,15 @@
-"""TAB's own evaluation (Pilán et al. 2022): entity recall on direct/quasi identifiers, token recall/precision.
+"""TAB's own evaluation (Pilán et al. 2022): entity recall on direct/quasi identifiers, token recall
+and (uniformly weighted) token precision, with the definitions of TAB's reference evaluator:
 
-Definitions implemented here (uniform token weights):
-
-* A **mention is masked** when every word character of it lies inside some mask.
-* **ER_di**: over entities (per annotator) having a DIRECT mention, the share whose DIRECT and QUASI
-  mentions are *all* masked; **ER_qi** likewise over entities whose mentions are QUASI (none DIRECT).
-  Counts are pooled over annotators and documents (micro-average).
-* **Token recall**: share of word tokens inside gold DIRECT/QUASI mentions that are masked, pooled
-  over annotators.
-* **Token precision**: share of masked word tokens that at least one annotator marked DIRECT/QUASI.
+* Entities are grouped by ``entity_id`` per annotator. An entity *needs masking* when any of its
+  mentions is DIRECT or QUASI; it is *direct* when its first mention is DIRECT.
+* A **mention is masked** when every character of it is covered by a mask, ignoring characters of
+  titles (Mr, Mrs, Ms), short function words (the, of, in, ...), possessive 's and punctuation.
+* **ER_di** / **ER_qi**: share of direct / non-direct entities needing masking whose mentions that need
+  masking are all masked; counts pooled over documents and annotators (micro-average).
+* **Token recall**: the ``\\w+`` tokens of every mention of entities needing masking; share masked.
+* **Token precision**: every ``\\w+`` token inside a system mask scores, per annotator of the document,
+  1 if that annotator has a mention needing masking that covers the token: sum / (tokens x annotators).
 """
 from __future__ import annotations
 
@@ -21,50 +22,78 @@ from .samples import unpack
 
 _WORD = re.compile(r"\w+")
 MASKED_TYPES = ("DIRECT", "QUASI")
+# Characters that may stay uncovered inside a masked mention: they carry no identifying content and
+# annotators disagree on whether spans include them.
+_IGNORABLE_WORDS = ("mr", "mrs", "ms", "and", "or", "from", "until", "to", "about", "after", "as", "at", "before",
+                    "between", "by", "during", "for", "in", "into", "of", "on", "over", "since", "with", "the",
+                    "a", "an", "no", "nr", "’s", "'s")
+_IGNORABLE = re.compile("|".join([r"\b" + re.escape(w) + r"\b" for w in _IGNORABLE_WORDS]
+                                 + [re.escape(c) for c in ",.-;:/&()[]–'\" ’“”"]), re.IGNORECASE)
 
 
-def _covered(masks: Sequence[Sequence[Any]], length: int) -> List[bool]:
+def _masked_offsets(masks: Sequence[Sequence[Any]], length: int) -> List[bool]:
     cov = [False] * length
     for m in masks:
-        start, end = max(0, int(m[0])), min(length, int(m[1]))
-        for i in range(start, end):
+        for i in range(max(0, int(m[0])), min(length, int(m[1]))):
             cov[i] = True
     return cov
 
 
-def _chars_masked(text: str, cov: List[bool], start: int, end: int) -> bool:
-    idx = [i for i in range(start, end) if text[i].isalnum() or text[i] == "_"]
-    return bool(idx) and all(cov[i] for i in idx)
+def mention_is_masked(text: str, cov: List[bool], start: int, end: int) -> bool:
+    uncovered = {i for i in range(start, end) if not cov[i]}
+    if uncovered:
+        for m in _IGNORABLE.finditer(text[start:end].lower()):
+            uncovered.difference_update(range(start + m.start(), start + m.end()))
+    return not uncovered
+
+
+def _entities(mentions: Iterable[Mapping[str, Any]]) -> List[Dict[str, Any]]:
+    ents: Dict[str, Dict[str, Any]] = {}
+    for m in mentions:
+        need = m["identifier_type"] in MASKED_TYPES
+        e = ents.get(m["entity_id"])
+        if e is None:
+            ents[m["entity_id"]] = {"direct": m["identifier_type"] == "DIRECT", "spans": [(m["start_offset"], m["end_offset"])],
+                                    "need": [need]}
+        else:
+            e["spans"].append((m["start_offset"], m["end_offset"]))
+            e["need"].append(need)
+    return list(ents.values())
 
 
 def score_document(gold: Mapping[str, Any], masks: Sequence[Sequence[Any]]) -> Dict[str, int]:
     """Raw counts for one document; combine with :func:`combine`."""
     text = gold["text"]
-    cov = _covered(masks, len(text))
-    c = defaultdict(int)
-    gold_token_spans = set()
-    for mentions in (gold.get("annotations") or {}).values():
-        entities: Dict[str, List[Mapping[str, Any]]] = defaultdict(list)
-        for m in mentions:
-            if m["identifier_type"] in MASKED_TYPES:
-                entities[m["entity_id"]].append(m)
-                for t in _WORD.finditer(text, m["start_offset"], m["end_offset"]):
-                    gold_token_spans.add((t.start(), t.end()))
-                    c["gold_tokens"] += 1
-                    c["gold_tokens_masked"] += int(all(cov[t.start() : t.end()]))
-        for ms in entities.values():
-            kind = "di" if any(m["identifier_type"] == "DIRECT" for m in ms) else "qi"
+    cov = _masked_offsets(masks, len(text))
+    c: Dict[str, float] = defaultdict(int)
+    annotated = gold.get("annotations") or {}
+    covering: List[Tuple[int, int, str]] = []  # spans needing masking, per annotator (for precision)
+    for annotator, mentions in annotated.items():
+        for e in _entities(mentions):
+            if not any(e["need"]):
+                continue
+            kind = "di" if e["direct"] else "qi"
             c[f"entities_{kind}"] += 1
-            c[f"entities_{kind}_masked"] += int(all(_chars_masked(text, cov, m["start_offset"], m["end_offset"]) for m in ms))
-    for t in _WORD.finditer(text):
-        if any(cov[t.start() : t.end()]):
+            c[f"entities_{kind}_masked"] += int(all(mention_is_masked(text, cov, s, t)
+                                                    for (s, t), need in zip(e["spans"], e["need"]) if need))
+            for (s, t), need in zip(e["spans"], e["need"]):
+                for tok in _WORD.finditer(text, s, t):
+                    c["gold_tokens"] += 1
+                    c["gold_tokens_masked"] += int(mention_is_masked(text, cov, tok.start(), tok.end()))
+                if need:
+                    covering.append((s, t, annotator))
+    n_annotators = len(annotated)
+    for m in masks:
+        for tok in _WORD.finditer(text, int(m[0]), int(m[1])):
+            agreeing = {a for s, t, a in covering if s <= tok.start() and tok.end() <= t}
             c["masked_tokens"] += 1
-            c["masked_tokens_correct"] += int((t.start(), t.end()) in gold_token_spans)
+            c["precision_den"] += n_annotators
+            c["precision_num"] += len(agreeing)
     return dict(c)
 
 
-def combine(counts: Iterable[Mapping[str, int]]) -> Dict[str, float]:
-    tot: Dict[str, int] = defaultdict(int)
+def combine(counts: Iterable[Mapping[str, float]]) -> Dict[str, float]:
+    tot: Dict[str, float] = defaultdict(int)
     n = 0
     for c in counts:
         n += 1
@@ -75,10 +104,10 @@ def combine(counts: Iterable[Mapping[str, int]]) -> Dict[str, float]:
         "ER_di": ratio("entities_di_masked", "entities_di"),
         "ER_qi": ratio("entities_qi_masked", "entities_qi"),
         "token_recall": ratio("gold_tokens_masked", "gold_tokens"),
-        "token_precision": ratio("masked_tokens_correct", "masked_tokens"),
+        "token_precision": ratio("precision_num", "precision_den"),
         "n_docs": n,
-        "n_entities_di": tot["entities_di"], "n_entities_qi": tot["entities_qi"],
-        "n_masked_tokens": tot["masked_tokens"],
+        "n_entities_di": int(tot["entities_di"]), "n_entities_qi": int(tot["entities_qi"]),
+        "n_masked_tokens": int(tot["masked_tokens"]),
     }
 
 
