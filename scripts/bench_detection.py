@@ -13,12 +13,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from cloud_edge_privacy.desensitization import get_operator  # noqa: E402
 from cloud_edge_privacy.detection import build_detector  # noqa: E402
+from cloud_edge_privacy.stats import percentile as pct  # noqa: E402
 from cloud_edge_privacy.tab_data import load_tab  # noqa: E402
-
-
-def pct(values, q):
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
 
 
 def main() -> None:

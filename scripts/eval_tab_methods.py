@@ -17,17 +17,13 @@ from cloud_edge_privacy.anonymize import anonymize_documents, gold_dict  # noqa:
 from cloud_edge_privacy.desensitization import list_operators  # noqa: E402
 from cloud_edge_privacy.detection import build_detector  # noqa: E402
 from cloud_edge_privacy.metrics.tab_official import score_masks  # noqa: E402
+from cloud_edge_privacy.stats import percentile as pct  # noqa: E402
 from cloud_edge_privacy.tab_data import load_tab  # noqa: E402
 
 ROWS = [("spacy", "suppression", None), ("presidio", "suppression", None)] + [
     ("default", m, None) for m in ["suppression", "placeholder", "pseudonym", "generalization", "adaptive"]
 ] + [("default", "dp_numbers", None), ("default", "metric_dp_words", 8.0), ("default", "prism_ldp", 2.0),
      ("high_recall", "adaptive", None)]
-
-
-def pct(values, q):
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
 
 
 def main() -> None:

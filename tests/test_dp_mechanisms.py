@@ -6,7 +6,7 @@ import pytest
 
 from cloud_edge_privacy.desensitization import get_operator
 from cloud_edge_privacy.desensitization.accountant import BudgetAccountant
-from cloud_edge_privacy.desensitization.dp_mechanisms import (ATTRIBUTES, OTHER, TAB_CATEGORIES, PrismTwoLayerLDP,
+from cloud_edge_privacy.desensitization.dp_mechanisms import (ATTRIBUTES, PrismTwoLayerLDP,
                                                              choose_epsilon, k_rr, metric_dp_noise, split_budget)
 from cloud_edge_privacy.spans import Span
 

@@ -3,8 +3,6 @@ server on 127.0.0.1 as the cloud, spaCy detection, real TAB dev documents (the s
 ../shared is absent).  Slow (minutes): the models are installed by scripts/setup.sh in CI too."""
 import csv
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest

@@ -13,7 +13,7 @@ from .detection import Detector
 from .errors import DataValidationError
 from .gateway import PrivacyGateway
 from .metrics.tab_official import score_masks
-from .tab_data import TabDocument, load_tab
+from .tab_data import TabDocument, load_tab, read_json_file
 
 
 def gold_dict(doc: TabDocument) -> Dict[str, Any]:
@@ -48,13 +48,7 @@ def write_masks(masks: Dict[str, List[List[Any]]], path: str) -> None:
 
 def read_masks(path: str) -> Dict[str, List[List[Any]]]:
     """Read ``{doc_id: [[start, end, replacement], ...]}`` with errors naming the document and entry."""
-    if not os.path.isfile(path):
-        raise DataValidationError(f"{path}: file not found")
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise DataValidationError(f"{path}: not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    data = read_json_file(path)
     if not isinstance(data, dict):
         raise DataValidationError(f"{path}: expected an object mapping doc_id to a list of [start, end, replacement]")
     for doc_id, entries in data.items():

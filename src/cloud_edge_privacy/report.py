@@ -4,7 +4,7 @@ from __future__ import annotations
 import csv
 import json
 import os
-from typing import Any, Dict, List
+from typing import Dict, List
 
 from .hashing import sha256_file, stable_hash
 from .models.catalog import MODELS

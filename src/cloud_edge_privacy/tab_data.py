@@ -141,17 +141,21 @@ def parse_tab_documents(raw_docs: Any, path: str = "<memory>", max_chars: int = 
 
 def load_tab(path: str | os.PathLike, max_chars: int = MAX_DOC_CHARS) -> List[TabDocument]:
     """Load and validate an official TAB JSON file (e.g. ``echr_dev.json``)."""
+    return parse_tab_documents(read_json_file(path), str(path), max_chars)
+
+
+def read_json_file(path: str | os.PathLike) -> Any:
+    """Parse a JSON file; a missing file, bad JSON or bad encoding is an error naming the file and line."""
     path = str(path)
     if not os.path.isfile(path):
         raise DataValidationError(f"{path}: file not found")
     try:
         with open(path, encoding="utf-8") as fh:
-            raw = json.load(fh)
+            return json.load(fh)
     except json.JSONDecodeError as exc:
         raise DataValidationError(f"{path}: not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
     except UnicodeDecodeError as exc:
         raise DataValidationError(f"{path}: not UTF-8 text: {exc}") from None
-    return parse_tab_documents(raw, path, max_chars)
 
 
 def to_ianvs_record(doc: TabDocument, instruction: str = DEFAULT_INSTRUCTION) -> Dict[str, Any]:
