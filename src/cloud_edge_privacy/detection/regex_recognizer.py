@@ -38,6 +38,7 @@ PATTERNS: List[Tuple[str, str, "re.Pattern[str]", Optional[Callable[[str], bool]
     ("date_mdy", "DATETIME", re.compile(rf"\b{_MONTHS} \d{{1,2}},? \d{{4}}\b"), None),
     ("date_my", "DATETIME", re.compile(rf"\b{_MONTHS} \d{{4}}\b"), None),
     ("date_numeric", "DATETIME", re.compile(r"\b\d{1,2}[./-]\d{1,2}[./-]\d{2,4}\b"), None),
+    ("date_iso", "DATETIME", re.compile(r"\b(?:1[89]|20)\d{2}-[01]\d-[0-3]\d\b"), None),
     ("year", "DATETIME", re.compile(r"\b(?:1[89]\d{2}|20\d{2})\b"), None),
     ("amount", "QUANTITY", re.compile(
         rf"(?:{_CURRENCY} ?\d[\d,.]*(?: (?:million|billion|thousand))?|"

@@ -118,7 +118,8 @@ class LlamaEdgeModel:
         prof = self.profile(x["text"])
         gen = self.generate(x["instruction"], x["text"])
         return {
-            "sample_id": x["doc_id"], "sample_key": sample_key(x), "route": "edge", "answer": gen["answer"],
+            "sample_id": x["doc_id"], "sample_key": sample_key(x), "input_text": x["text"], "route": "edge",
+            "answer": gen["answer"],
             "confidence": repetition_confidence(gen["answer"], gen["finish_reason"]),
             "confidence_method": "heuristic:distinct-3gram*truncation",
             "profile": prof, "sent_messages": None, "privacy_method": None,

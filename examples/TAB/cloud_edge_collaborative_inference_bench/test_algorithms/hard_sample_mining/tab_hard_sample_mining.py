@@ -1,8 +1,13 @@
 """Ianvs ``hard_example_mining`` module: routers of the cloud_edge_privacy library (works in both mining modes)."""
 from cloud_edge_privacy.registry import ClassFactory, ClassType
-from cloud_edge_privacy.routing import EdgeConfidenceRouter
+from cloud_edge_privacy.routing import EdgeConfidenceRouter, PrismGateRouter
 
 
 @ClassFactory.register(ClassType.HEM, alias="TabEdgeConfidenceRouter")
 class TabEdgeConfidenceRouter(EdgeConfidenceRouter):
     """Edge confidence (inference-then-mining) or task size (mining-then-inference) decides the route."""
+
+
+@ClassFactory.register(ClassType.HEM, alias="TabPrismGateRouter")
+class TabPrismGateRouter(PrismGateRouter):
+    """PRISM soft gate (edge / collaborative / cloud) with the privacy-first risk rule."""
