@@ -30,3 +30,13 @@ def write_json(tmp_path):
         return p
 
     return _write
+
+
+@pytest.fixture(autouse=True)
+def fresh_decision_store():
+    """Routing decisions are process-wide; no test may see another's."""
+    from cloud_edge_privacy import decision_store
+
+    decision_store.clear()
+    yield
+    decision_store.clear()

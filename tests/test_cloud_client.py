@@ -134,3 +134,36 @@ def test_base_url_without_model_name_is_an_error(server, monkeypatch):
     monkeypatch.delenv("CEP_CLOUD_MODEL")
     with pytest.raises(CloudCallError, match="CEP_CLOUD_MODEL"):
         _model().inference(X)
+
+
+@pytest.mark.llm
+def test_collaborative_route_sends_a_sketch_request_and_refines_on_the_edge(server):
+    """PRISM stage 4: few-shot sketch request to the cloud, final answer by the real local model."""
+    from cloud_edge_privacy import decision_store
+    from cloud_edge_privacy.collaboration import SKETCH_SYSTEM
+    from cloud_edge_privacy.models.llama_edge import as_sample
+
+    decision_store.record(decision_store.sample_key(as_sample(X)), {"route": "collaborative"})
+    res = _model(privacy_method="placeholder", max_tokens=24).inference(X)
+    body = Recorder.requests[0]["body"]["messages"]
+    assert body[0]["content"] == SKETCH_SYSTEM and len(body) == 8          # system + 3 demos x 2 + prompt
+    assert "Anna Berg" not in json.dumps(body)
+    assert res["route"] == "collaborative" and res["sketch"] == "summary"
+    assert res["answer"] and res["timings_ms"]["refinement"] > 0 and res["tokens"]["edge_completion"] > 0
+
+
+def test_pseudonyms_are_restored_in_the_answer_on_the_edge(server, monkeypatch):
+    """The server echoes the surrogate name; the edge puts the real one back, the cloud never saw it."""
+    m = _model(privacy_method="pseudonym", cache=False)
+    sent = {}
+
+    def fake_chat(messages):
+        sent["messages"] = messages
+        surrogate = m.gateway.protect(X["text"]).result.replacements[0].replacement
+        return {"answer": f"{surrogate} lives abroad.", "prompt_tokens": 1, "completion_tokens": 1,
+                "call_ms": 1.0, "cache_hit": False}
+
+    monkeypatch.setattr(m, "chat", fake_chat)
+    res = m.inference(X)
+    assert "Anna Berg" not in json.dumps(sent["messages"])
+    assert res["answer"] == "Ms Anna Berg lives abroad." and "Anna Berg" not in res["cloud_answer"]

@@ -31,3 +31,9 @@ def lookup(key: str) -> Optional[Dict[str, Any]]:
     with _LOCK:
         d = _STORE.get(key)
         return dict(d) if d else None
+
+
+def clear() -> None:
+    """Forget every decision (between independent runs and tests)."""
+    with _LOCK:
+        _STORE.clear()

@@ -20,6 +20,7 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 from tqdm import tqdm
 
+from . import decision_store
 from .errors import BenchmarkError, ConfigError
 from .ianvs_config import Algorithm, BenchmarkJob, load_benchmarking_job
 from .joint_inference import JointInference
@@ -103,6 +104,7 @@ def run_test_case(job: BenchmarkJob, algo: Algorithm, data_file: str, limit: Opt
         param.update(edgemodel=instances["edgemodel"], cloudmodel=instances["cloudmodel"])
     hem = ClassFactory.get_cls(ClassType.HEM, hem_spec.name)(**param)
     job_ji = JointInference(instances["edgemodel"], instances["cloudmodel"], hem)
+    decision_store.clear()  # decisions of an earlier test case must not steer this one
     mode = job.testenv.mining_mode
     y_pred: List[Any] = []
     counts = {"edge": 0, "cloud": 0}

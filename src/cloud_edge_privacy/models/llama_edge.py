@@ -81,10 +81,14 @@ class LlamaEdgeModel:
         return keep, True
 
     def generate(self, instruction: str, text: str) -> Dict[str, Any]:
-        """Run the local LLM; results are cached on disk by a stable hash of model, prompt and params."""
+        """Answer ``instruction`` about ``text`` (truncated to fit the context window)."""
         self.load()
         text, truncated = self._fit(instruction, text)
-        messages = build_messages(instruction, text)
+        return dict(self.chat(build_messages(instruction, text)), truncated_input=truncated)
+
+    def chat(self, messages: List[Dict[str, str]]) -> Dict[str, Any]:
+        """Run the local LLM; results are cached on disk by a stable hash of model, messages and params."""
+        self.load()
         params = {"max_tokens": self.max_tokens, "temperature": self.temperature, "seed": self.seed}
         key = stable_hash({"model": self.sha256 or self.path, "messages": messages, **params})
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
@@ -99,7 +103,6 @@ class LlamaEdgeModel:
             "prompt_tokens": out["usage"]["prompt_tokens"],
             "completion_tokens": out["usage"]["completion_tokens"],
             "generation_ms": elapsed,
-            "truncated_input": truncated,
         }
         if self.cache is not None:
             self.cache.put(key, res)

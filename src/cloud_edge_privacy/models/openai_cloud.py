@@ -17,7 +17,8 @@ from ..errors import CloudCallError, PrivacyGatewayError
 from ..gateway import PrivacyGateway
 from ..hashing import stable_hash
 from .catalog import cache_dir
-from .llama_edge import as_sample, build_messages
+from ..collaboration import refine_messages, sketch_messages
+from .llama_edge import LlamaEdgeModel, as_sample, build_messages
 from .local_server import shared_local_server
 from .response_cache import ResponseCache
 
@@ -45,7 +46,7 @@ class OpenAICloudModel:
                  temperature: float = 0.0, timeout_s: float = 300.0, max_retries: int = 3,
                  base_url_env: str = "CEP_CLOUD_BASE_URL", api_key_env: str = "CEP_CLOUD_API_KEY",
                  model_env: str = "CEP_CLOUD_MODEL", local_model: str = "qwen2.5-coder-0.5b-instruct",
-                 cache: bool = True, **_: Any) -> None:
+                 cache: bool = True, refine_model: str = "qwen2.5-coder-0.5b-instruct", **_: Any) -> None:
         self.privacy_method = privacy_method
         self.seed = int(seed)
         self.params = {"max_tokens": int(max_tokens), "temperature": float(temperature), "seed": int(seed)}
@@ -60,6 +61,8 @@ class OpenAICloudModel:
         self.config_hash = stable_hash({"privacy_method": privacy_method, "epsilon": epsilon, **self.params})[:12]
         self._client = None
         self._endpoint: Optional[Dict[str, str]] = None
+        self.refine_model = refine_model
+        self._refiner = None
 
     # -- endpoint -----------------------------------------------------------------------------
     def endpoint(self) -> Dict[str, str]:
@@ -141,7 +144,9 @@ class OpenAICloudModel:
             write_audit({"sample_id": x["doc_id"], "route": result["route"], "privacy_method": self.privacy_method,
                          "config": self.config_hash, "sent": False, "error": str(exc), "messages": None})
             return result
-        messages = build_messages(x["instruction"], prot.text)
+        collaborative = result["route"] == "collaborative"
+        messages = (sketch_messages(x["instruction"], prot.text) if collaborative
+                    else build_messages(x["instruction"], prot.text))
         result.update(sent_messages=messages, masks=prot.masks(),
                       detected_entities=[s.to_dict() for s in prot.spans],
                       epsilon_spent=prot.result.epsilon if prot.result is not None else None)
@@ -158,11 +163,30 @@ class OpenAICloudModel:
             raise
         # A cache hit sent nothing now, but the same bytes left the edge when the entry was made.
         write_audit(dict(entry, cache_hit=out["cache_hit"]))
-        result.update(answer=out["answer"], cloud_cache_hit=out["cache_hit"],
+        t_restore = time.perf_counter()
+        restored = prot.restore(out["answer"])  # on the edge: surrogates back to the real values
+        result["timings_ms"]["restoration"] = (time.perf_counter() - t_restore) * 1e3
+        if collaborative:
+            # Still on the edge: the local model writes the answer from the original text + the sketch.
+            refined = self.refine(x["instruction"], x["text"], restored)
+            result["timings_ms"]["refinement"] = refined["generation_ms"]
+            result["tokens"].update(edge_prompt=refined["prompt_tokens"], edge_completion=refined["completion_tokens"])
+            result["sketch"] = restored
+            restored = refined["answer"]
+        result.update(answer=restored, cloud_answer=out["answer"], cloud_cache_hit=out["cache_hit"],
                       model={"cloud": ep["model"], "cloud_endpoint": ep["kind"]})
         result["tokens"].update(cloud_prompt=out["prompt_tokens"], cloud_completion=out["completion_tokens"])
         result["timings_ms"]["cloud_call"] = out["call_ms"]
         return result
+
+    def refine(self, instruction: str, text: str, sketch: str) -> Dict[str, Any]:
+        """Edge-side refinement with the local model (PRISM stage 4)."""
+        if self._refiner is None:
+            self._refiner = LlamaEdgeModel(model=self.refine_model, max_tokens=self.params["max_tokens"],
+                                           seed=self.seed)
+        self._refiner.load()
+        text, _ = self._refiner._fit(f"{instruction}\n{sketch}", text)  # keep room for the sketch
+        return self._refiner.chat(refine_messages(instruction, text, sketch))
 
     def cleanup(self) -> None:
         self._client = None
