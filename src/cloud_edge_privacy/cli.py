@@ -16,14 +16,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from .report import write_report
     from .runner import run_job
 
-    if args.sample:
+    if args.test_data:
+        tab_file = None
+        print(f"data: {args.test_data}")
+    elif args.sample:
         tab_file = None
         print("data: the dataset named in testenv.yaml (the shipped fictional sample)")
     else:
         tab_file = resolve_tab_file(args.data_dir, args.split)
         print(f"data: {tab_file}" if tab_file else "data: the dataset named in testenv.yaml (shipped sample)")
     t0 = time.perf_counter()
-    summary = run_job(args.config, tab_file, args.limit, progress=not args.no_progress)
+    summary = run_job(args.config, tab_file, args.limit, progress=not args.no_progress, test_data=args.test_data)
     report = write_report(summary.output_dir, args.config, summary.data_file) if summary.results else None
     print(f"\n{len(summary.results)} test case(s) finished, {len(summary.failures)} failed, "
           f"in {time.perf_counter() - t0:.1f} s")
@@ -122,6 +125,14 @@ def _cmd_route(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_prepare_prism(args: argparse.Namespace) -> int:
+    from .prism_data import load_prism_prompts, write_prism_jsonl
+
+    n = write_prism_jsonl(load_prism_prompts(args.input), args.out, args.per_domain)
+    print(f"wrote {n} prompts to {args.out}")
+    return 0
+
+
 def _cmd_models(args: argparse.Namespace) -> int:
     from .models.catalog import MODELS, model_path
 
@@ -161,6 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "../shared/data/tab, else the testenv's dataset)")
     r.add_argument("--split", default="dev", help="TAB split to read from --data-dir (default: dev)")
     r.add_argument("--sample", action="store_true", help="use the testenv's own dataset (the shipped sample)")
+    r.add_argument("--test-data", default=None, help="an Ianvs JSONL (question/answer) to run on instead")
     r.add_argument("--no-progress", action="store_true", help="no progress bars")
     r.set_defaults(func=_cmd_run)
 
@@ -187,6 +199,12 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--gold", required=True, help="TAB JSON file with the gold annotations")
     sc.add_argument("--masks", required=True, help="masks.json as written by anonymize")
     sc.set_defaults(func=_cmd_score_tab)
+
+    pp = sub.add_parser("prepare-prism", help="convert PRISM prompts to Ianvs JSONL (gold identifiers in y)")
+    pp.add_argument("--input", required=True, help="prism_prompts.jsonl")
+    pp.add_argument("--out", required=True, help="output .jsonl")
+    pp.add_argument("--per-domain", type=int, default=None, help="keep the first N prompts of each domain")
+    pp.set_defaults(func=_cmd_prepare_prism)
 
     ro = sub.add_parser("route", help="route prompts with the PRISM soft gate (no LLM call)")
     ro.add_argument("--input", required=True, help="JSONL with {id, prompt} per line")

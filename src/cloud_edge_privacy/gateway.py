@@ -12,7 +12,7 @@ from .errors import PrivacyGatewayError
 from .spans import Span
 
 NO_PROTECTION = "none"  # baseline only: sends the raw text; never counts as a privacy method
-EPSILON_METHODS = ("dp_numbers", "metric_dp_words", "prism_ldp")  # methods that take a privacy budget ε
+EPSILON_METHODS = ("dp_numbers", "metric_dp_words", "prism_ldp", "uniform_ldp")  # methods that take a privacy budget ε
 
 
 @dataclass

@@ -90,3 +90,20 @@ class PrismGateRouter:
             d = self.decide_text(x["text"])
         decision_store.record(key, {k: v for k, v in d.items() if k != "entities"})
         return bool(d["hard"])
+
+
+class FixedRouter:
+    """Always the same route: the Cloud-only and Edge-only baselines."""
+
+    def __init__(self, route: str = "cloud", **_: Any) -> None:
+        if route not in ("edge", "cloud", "collaborative"):
+            raise ValueError(f"route must be edge, cloud or collaborative, got {route!r}")
+        self.route = route
+
+    def __call__(self, infer_result: Any = None, **_: Any) -> bool:
+        if isinstance(infer_result, dict) and "sample_key" in infer_result:
+            key = infer_result["sample_key"]
+        else:
+            key = decision_store.sample_key(as_sample(infer_result))
+        decision_store.record(key, {"route": self.route, "hard": self.route != "edge", "signal": "fixed"})
+        return self.route != "edge"

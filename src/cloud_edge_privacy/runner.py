@@ -161,12 +161,12 @@ def prepare_data(job: BenchmarkJob, tab_file: Optional[Path], split_name: str, l
 
 
 def run_job(config_path: str, tab_file: Optional[Path] = None, limit: Optional[int] = None,
-            progress: bool = True) -> RunSummary:
+            progress: bool = True, test_data: Optional[str] = None) -> RunSummary:
     """Run every test case of a benchmarking job and write the rank files."""
     job = load_benchmarking_job(config_path)
     if limit is not None and limit < 1:
         raise ConfigError("--limit must be at least 1")
-    data_file = prepare_data(job, tab_file, tab_file.stem if tab_file else "test", limit)
+    data_file = test_data or prepare_data(job, tab_file, tab_file.stem if tab_file else "test", limit)
     # A rerun replaces earlier outputs of this job instead of piling rows and audit lines up.
     for algo_name in {a.name for a in job.algorithms}:
         shutil.rmtree(os.path.join(job.output_dir, algo_name), ignore_errors=True)

@@ -291,6 +291,19 @@ class MetricDPWords:
         return res
 
 
+@register_operator("uniform_ldp")
+class UniformMetricDP(MetricDPWords):
+    """PRISM's "Uniform LDP" baseline: metric-DP replacement of *every* word, detected or not."""
+
+    name = "uniform_ldp"
+
+    def __call__(self, text: str, spans: Sequence[Span], seed: int = 0) -> Desensitized:
+        every_word = [Span(m.start(), m.end(), "WORD", 1.0, "uniform") for m in re.finditer(r"\w+", text)]
+        res = super().__call__(text, every_word, seed)
+        res.method = self.name
+        return res
+
+
 # -- PRISM two-layer randomized response -------------------------------------------------------------
 
 OTHER = "<other>"

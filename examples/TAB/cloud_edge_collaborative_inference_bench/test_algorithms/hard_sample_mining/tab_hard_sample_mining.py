@@ -1,6 +1,6 @@
 """Ianvs ``hard_example_mining`` module: routers of the cloud_edge_privacy library (works in both mining modes)."""
 from cloud_edge_privacy.registry import ClassFactory, ClassType
-from cloud_edge_privacy.routing import EdgeConfidenceRouter, PrismGateRouter
+from cloud_edge_privacy.routing import EdgeConfidenceRouter, FixedRouter, PrismGateRouter
 
 
 @ClassFactory.register(ClassType.HEM, alias="TabEdgeConfidenceRouter")
@@ -11,3 +11,8 @@ class TabEdgeConfidenceRouter(EdgeConfidenceRouter):
 @ClassFactory.register(ClassType.HEM, alias="TabPrismGateRouter")
 class TabPrismGateRouter(PrismGateRouter):
     """PRISM soft gate (edge / collaborative / cloud) with the privacy-first risk rule."""
+
+
+@ClassFactory.register(ClassType.HEM, alias="TabFixedRouter")
+class TabFixedRouter(FixedRouter):
+    """Always one route (the Cloud-only / Edge-only baselines)."""
