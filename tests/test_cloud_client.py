@@ -167,3 +167,17 @@ def test_pseudonyms_are_restored_in_the_answer_on_the_edge(server, monkeypatch):
     res = m.inference(X)
     assert "Anna Berg" not in json.dumps(sent["messages"])
     assert res["answer"] == "Ms Anna Berg lives abroad." and "Anna Berg" not in res["cloud_answer"]
+
+
+def test_cache_hits_across_processes(server, tmp_path):
+    """A second *process* with the same endpoint, model and messages is served from the disk cache."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import json; from cloud_edge_privacy.models.openai_cloud import OpenAICloudModel as M; "
+            f"r = M(privacy_method='placeholder').inference({X!r}); print(json.dumps(r['cloud_cache_hit']))")
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ),
+                           timeout=120) for _ in range(2)]
+    assert [r.stdout.strip().splitlines()[-1] for r in runs] == ["false", "true"], [r.stderr[-500:] for r in runs]
+    assert len(Recorder.requests) == 1

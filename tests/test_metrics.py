@@ -123,3 +123,32 @@ def test_score_tab_cli_matches_the_library_on_hand_built_masks(tmp_path, capsys)
     assert (out["ER_di"], out["ER_qi"], out["token_recall"], out["token_precision"]) == (0.0, 1.0, 0.8, 1.0)
     (tmp_path / "bad.json").write_text(json.dumps({"d1": [[5, 2, "X"]]}))
     assert main(["score-tab", "--gold", str(tmp_path / "g.json"), "--masks", str(tmp_path / "bad.json")]) == 2
+
+
+def test_attacks_on_hand_built_traffic():
+    from cloud_edge_privacy.metrics import attacks
+
+    # doc 1: "John Smith" hidden but "Smith" left in clear -> co-reference leak; its QI "1961" and "Oslo"
+    # known to the attacker: both appear, so the sent text links back to doc 1 uniquely.
+    sent1 = "Mr [PERSON] lives in Oslo. Smith was born in 1961."
+    other = dict(GOLD, doc_id="d2", text="Ms Ada Lund lives in Bergen.", annotations={"a1": [
+        {"entity_type": "PERSON", "entity_mention_id": "x", "start_offset": 3, "end_offset": 11,
+         "span_text": "Ada Lund", "identifier_type": "DIRECT", "entity_id": "x1"}]})
+    y_true, y_pred = [GOLD, other], [_pred(sent1), _pred("Ms [PERSON] lives in [LOC].")]
+    # entities with a hidden mention: e1 (John Smith hidden, Smith clear -> leak), x1 (hidden, no leak) -> 1/2
+    assert attacks.coref_leak_rate(y_true, y_pred) == 0.5
+    # doc 1 re-identified (3 known values match), doc 2 not (0 matches) -> 1/2
+    assert attacks.reidentification_rate(y_true, y_pred) == 0.5
+    assert attacks.iar(y_true, y_pred) == 0.5
+    edge_only = [[False, {"answer": "a"}, {"answer": "a"}, None]] * 2
+    assert math.isnan(attacks.iar(y_true, edge_only))
+
+
+def test_cpp_with_the_real_minilm_model():
+    from cloud_edge_privacy.metrics import semantic
+
+    same = [_pred(TEXT)]
+    far = [_pred("Completely unrelated words about cooking pasta.")]
+    assert semantic.cpp_similarity([GOLD], same) == pytest.approx(1.0, abs=1e-4)
+    assert semantic.cpp([GOLD], far) > 0.5
+    assert math.isnan(semantic.cpp([GOLD], [[False, {}, {}, None]]))

@@ -1,5 +1,5 @@
 """Ianvs testenv metrics on privacy, each called as f(y_true, y_pred) over all samples of a test case."""
-from cloud_edge_privacy.metrics import privacy, tab_official
+from cloud_edge_privacy.metrics import attacks, privacy, semantic, tab_official
 from cloud_edge_privacy.registry import ClassFactory, ClassType
 
 for _name, _fn in {
@@ -10,5 +10,9 @@ for _name, _fn in {
     "er_qi": tab_official.er_qi,
     "token_recall": tab_official.token_recall,
     "token_precision": tab_official.token_precision,
+    "iar": attacks.iar,
+    "iar_coref_leak": attacks.coref_leak_rate,
+    "iar_reidentification": attacks.reidentification_rate,
+    "cpp": semantic.cpp,
 }.items():
     ClassFactory.register(ClassType.GENERAL, alias=_name)(_fn)
