@@ -40,6 +40,14 @@ def write_report(output_dir: str, config_path: str, data_file: str) -> str:
                       "|" + "---|" * len(header)]
             lines += ["| " + " | ".join(r.get(h, "") or "" for h in header) + " |" for r in rows]
             lines.append("")
+    try:
+        from .report_plots import make_plots
+
+        plots = make_plots(output_dir)
+    except Exception as exc:  # a plot must never hide the leaderboard
+        plots, lines = [], lines + [f"(plots not drawn: {type(exc).__name__}: {exc})", ""]
+    if plots:
+        lines += ["## Plots", ""] + [f"![{p[:-4]}]({p})" for p in plots] + [""]
     fail = os.path.join(output_dir, "failures.json")
     if os.path.isfile(fail):
         with open(fail, encoding="utf-8") as fh:

@@ -70,6 +70,7 @@ class LlamaEdgeModel:
     def load(self, model_url: Optional[str] = None, **_: Any) -> None:
         if self._llm is None:
             self._llm = load_llama(self.path, self.n_ctx, self.n_threads, self.seed)
+            self._profiler.warm_up()  # model loading is not per-sample latency
 
     def _fit(self, instruction: str, text: str) -> tuple:
         """Truncate the document so prompt + answer fit the context window."""

@@ -56,6 +56,7 @@ class OpenAICloudModel:
         self.local_model = local_model
         # An unknown method or a bad parameter fails here, when the module is built.
         self.gateway = PrivacyGateway(privacy_method, seed=self.seed, epsilon=epsilon)
+        self.gateway.warm_up()
         self.epsilon = epsilon
         self.cache = ResponseCache(cache_dir() / "cloud_cache") if cache else None
         self.config_hash = stable_hash({"privacy_method": privacy_method, "epsilon": epsilon, **self.params})[:12]
