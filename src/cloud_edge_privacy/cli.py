@@ -87,6 +87,15 @@ def _cmd_score_tab(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .report import write_report
+
+    if not os.path.isfile(os.path.join(args.job_dir, "rank", "all_rank.csv")):
+        raise BenchmarkError(f"{args.job_dir}: no rank/all_rank.csv here (pass <workspace>/<job name>)")
+    print(f"report: {write_report(args.job_dir, args.config, args.test_data)}")
+    return 0
+
+
 def _cmd_route(args: argparse.Namespace) -> int:
     import json as _json
 
@@ -199,6 +208,12 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--gold", required=True, help="TAB JSON file with the gold annotations")
     sc.add_argument("--masks", required=True, help="masks.json as written by anonymize")
     sc.set_defaults(func=_cmd_score_tab)
+
+    rp = sub.add_parser("report", help="(re)write report.md and plots for a finished job")
+    rp.add_argument("job_dir", help="<workspace>/<job name>, e.g. workspace/tab_privacy_default")
+    rp.add_argument("-f", "--config", default=None, help="benchmarkingjob.yaml, for the provenance hashes")
+    rp.add_argument("--test-data", default=None, help="the JSONL the job ran on, for its hash")
+    rp.set_defaults(func=_cmd_report)
 
     pp = sub.add_parser("prepare-prism", help="convert PRISM prompts to Ianvs JSONL (gold identifiers in y)")
     pp.add_argument("--input", required=True, help="prism_prompts.jsonl")

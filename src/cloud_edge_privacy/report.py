@@ -4,7 +4,7 @@ from __future__ import annotations
 import csv
 import json
 import os
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from .hashing import sha256_file, stable_hash
 from .models.catalog import MODELS
@@ -28,7 +28,7 @@ def _config_files(config_path: str) -> Dict[str, str]:
     return files
 
 
-def write_report(output_dir: str, config_path: str, data_file: str) -> str:
+def write_report(output_dir: str, config_path: Optional[str] = None, data_file: Optional[str] = None) -> str:
     """Write ``<output_dir>/report.md`` from the rank files; returns its path."""
     sel = os.path.join(output_dir, "rank", "selected_rank.csv")
     lines = ["# Benchmark report", ""]
@@ -53,10 +53,12 @@ def write_report(output_dir: str, config_path: str, data_file: str) -> str:
         with open(fail, encoding="utf-8") as fh:
             failures = json.load(fh)
         lines += ["## Failed test cases", ""] + [f"- {f['test_case']}: `{f['error']}`" for f in failures] + [""]
-    files = _config_files(config_path)
-    lines += ["## Provenance", "", f"- config hash: `{stable_hash(files)[:16]}`",
-              f"- test data: `{data_file}` (sha256 `{sha256_file(data_file)[:16]}`)"]
-    lines += [f"- `{p}`: sha256 `{h[:16]}`" for p, h in files.items()]
+    lines += ["## Provenance", ""]
+    if config_path and os.path.isfile(config_path):
+        files = _config_files(config_path)
+        lines += [f"- config hash: `{stable_hash(files)[:16]}`"] + [f"- `{p}`: sha256 `{h[:16]}`" for p, h in files.items()]
+    if data_file and os.path.isfile(data_file):
+        lines.append(f"- test data: `{data_file}` (sha256 `{sha256_file(data_file)[:16]}`)")
     lines += [f"- model `{k}`: sha256 `{m.sha256}`" for k, m in MODELS.items()]
     path = os.path.join(output_dir, "report.md")
     with open(path, "w", encoding="utf-8") as fh:
