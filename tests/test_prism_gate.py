@@ -1,10 +1,9 @@
 import json
 
 import numpy as np
-import pytest
 
 from cloud_edge_privacy import decision_store
-from cloud_edge_privacy.prism_gate import ROUTES, SoftGate, cross_validate, gate_features, softmax
+from cloud_edge_privacy.prism_gate import ROUTES, SoftGate, cross_validate, gate_features
 from cloud_edge_privacy.spans import Span
 
 

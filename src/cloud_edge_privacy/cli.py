@@ -102,18 +102,13 @@ def _cmd_route(args: argparse.Namespace) -> int:
     from .routing import PrismGateRouter
     from .stats import percentile
 
+    from .tab_data import iter_jsonl
+
     rows = []
-    with open(args.input, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = _json.loads(line)
-            except _json.JSONDecodeError as exc:
-                raise BenchmarkError(f"{args.input}: line {lineno}: not valid JSON: {exc.msg}") from None
-            if not isinstance(rec, dict) or not isinstance(rec.get("prompt"), str) or "id" not in rec:
-                raise BenchmarkError(f"{args.input}: line {lineno}: needs fields 'id' and 'prompt' (a string)")
-            rows.append(rec)
+    for lineno, rec in iter_jsonl(args.input):
+        if not isinstance(rec, dict) or not isinstance(rec.get("prompt"), str) or "id" not in rec:
+            raise BenchmarkError(f"{args.input}: line {lineno}: needs fields 'id' and 'prompt' (a string)")
+        rows.append(rec)
     if not rows:
         raise BenchmarkError(f"{args.input}: no prompts")
     router = PrismGateRouter(edge_risk_threshold=args.edge_risk_threshold, detector=args.detector)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from .errors import DataValidationError
+from .tab_data import iter_jsonl
 
 INSTRUCTION = "Answer the user's request helpfully and concisely."
 _NAME = r"[A-Z][a-z]+(?: [A-Z][a-z]+)?"
@@ -42,21 +43,12 @@ def gold_direct(prompt: str) -> List[Dict[str, Any]]:
 
 
 def load_prism_prompts(path: str) -> List[Dict[str, str]]:
-    if not os.path.isfile(path):
-        raise DataValidationError(f"{path}: file not found")
     rows = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataValidationError(f"{path}: line {lineno}: not valid JSON: {exc.msg}") from None
-            for key in ("id", "prompt"):
-                if not isinstance(rec.get(key), str) or not rec[key].strip():
-                    raise DataValidationError(f"{path}: line {lineno}: missing or empty field '{key}'")
-            rows.append(rec)
+    for lineno, rec in iter_jsonl(path):
+        for key in ("id", "prompt"):
+            if not isinstance(rec, dict) or not isinstance(rec.get(key), str) or not rec[key].strip():
+                raise DataValidationError(f"{path}: line {lineno}: missing or empty field '{key}'")
+        rows.append(rec)
     if not rows:
         raise DataValidationError(f"{path}: no prompts")
     return rows

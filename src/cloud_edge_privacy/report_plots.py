@@ -36,6 +36,22 @@ def _f(x: str) -> float:
         return math.nan
 
 
+def _stacked_barh(plt, path: str, labels: List[str], series: Dict[str, List[float]], xlabel: str, title: str,
+                  colors: Dict[str, str] | None = None) -> None:
+    fig, ax = plt.subplots(figsize=(8, 0.5 * len(labels) + 1.8))
+    left = [0.0] * len(labels)
+    for name, values in series.items():
+        if any(values):
+            ax.barh(labels, values, left=left, label=name, color=(colors or {}).get(name))
+            left = [a + b for a, b in zip(left, values)]
+    ax.set_xlabel(xlabel)
+    ax.set_title(title)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def make_plots(output_dir: str) -> List[str]:
     """Write latency_breakdown.png, routes.png and privacy_utility.png; returns their file names."""
     import matplotlib
@@ -59,18 +75,8 @@ def make_plots(output_dir: str) -> List[str]:
                 for part in (p.get("edge_result"), p.get("cloud_result")):
                     total += float(((part or {}).get("timings_ms") or {}).get(st, 0.0))
             means[st].append(total / n / 1000.0)
-    fig, ax = plt.subplots(figsize=(8, 0.5 * len(cases) + 1.8))
-    left = [0.0] * len(cases)
-    for st in STAGES:
-        if any(means[st]):
-            ax.barh(labels, means[st], left=left, label=st)
-            left = [a + b for a, b in zip(left, means[st])]
-    ax.set_xlabel("mean seconds per sample")
-    ax.set_title("Latency per stage")
-    ax.legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
-    fig.savefig(os.path.join(output_dir, "latency_breakdown.png"), dpi=110)
-    plt.close(fig)
+    _stacked_barh(plt, os.path.join(output_dir, "latency_breakdown.png"), labels, {st: means[st] for st in STAGES},
+                  "mean seconds per sample", "Latency per stage")
     made.append("latency_breakdown.png")
 
     # 2. route distribution
@@ -83,17 +89,8 @@ def make_plots(output_dir: str) -> List[str]:
             got[route] += 1
         for r in routes:
             counts[r].append(got[r])
-    fig, ax = plt.subplots(figsize=(8, 0.5 * len(cases) + 1.8))
-    left = [0] * len(cases)
-    for r, color in zip(routes, ("#4c9a2a", "#e0a030", "#3a6ea5")):
-        ax.barh(labels, counts[r], left=left, label=r, color=color)
-        left = [a + b for a, b in zip(left, counts[r])]
-    ax.set_xlabel("samples")
-    ax.set_title("Route distribution")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(os.path.join(output_dir, "routes.png"), dpi=110)
-    plt.close(fig)
+    _stacked_barh(plt, os.path.join(output_dir, "routes.png"), labels, counts, "samples", "Route distribution",
+                  {"edge": "#4c9a2a", "collaborative": "#e0a030", "cloud": "#3a6ea5"})
     made.append("routes.png")
 
     # 3. privacy (SELS, lower is better) against utility of what was sent (1 - CPP = similarity)

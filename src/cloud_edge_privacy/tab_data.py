@@ -187,27 +187,32 @@ def write_ianvs_jsonl(docs: Iterable[TabDocument], out_path: str | os.PathLike,
     return n
 
 
-def read_ianvs_jsonl(path: str | os.PathLike) -> List[Dict[str, Any]]:
-    """Read the Ianvs JSONL the way Ianvs does (``question``/``answer`` per line), with clear errors."""
+def iter_jsonl(path: str | os.PathLike) -> Iterable[tuple]:
+    """Yield ``(line number, object)`` for each non-blank line; errors name the file and line."""
     path = str(path)
     if not os.path.isfile(path):
         raise DataValidationError(f"{path}: file not found")
-    records = []
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue
             try:
-                rec = json.loads(line)
+                yield lineno, json.loads(line)
             except json.JSONDecodeError as exc:
                 raise DataValidationError(f"{path}: line {lineno}: not valid JSON: {exc.msg}") from None
-            for key in ("question", "answer"):
-                if not isinstance(rec, dict) or key not in rec:
-                    raise DataValidationError(f"{path}: line {lineno}: missing field '{key}'")
-            q = rec["question"]
-            if isinstance(q, dict) and not str(q.get("text", "")).strip():
-                raise DataValidationError(f"{path}: line {lineno}: field 'question.text' is empty")
-            records.append(rec)
+
+
+def read_ianvs_jsonl(path: str | os.PathLike) -> List[Dict[str, Any]]:
+    """Read the Ianvs JSONL the way Ianvs does (``question``/``answer`` per line), with clear errors."""
+    records = []
+    for lineno, rec in iter_jsonl(path):
+        for key in ("question", "answer"):
+            if not isinstance(rec, dict) or key not in rec:
+                raise DataValidationError(f"{path}: line {lineno}: missing field '{key}'")
+        q = rec["question"]
+        if isinstance(q, dict) and not str(q.get("text", "")).strip():
+            raise DataValidationError(f"{path}: line {lineno}: field 'question.text' is empty")
+        records.append(rec)
     if not records:
         raise DataValidationError(f"{path}: no records")
     return records
