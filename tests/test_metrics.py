@@ -152,3 +152,13 @@ def test_cpp_with_the_real_minilm_model():
     assert semantic.cpp_similarity([GOLD], same) == pytest.approx(1.0, abs=1e-4)
     assert semantic.cpp([GOLD], far) > 0.5
     assert math.isnan(semantic.cpp([GOLD], [[False, {}, {}, None]]))
+
+
+def test_lo_and_ti_from_one_run_hand_worked():
+    # one sample: detection 10 ms + desensitization 5 ms + restoration 5 ms around a 180 ms cloud call
+    cloud = {"status": "ok", "sent_messages": [{"content": "x"}], "masks": [],
+             "timings_ms": {"detection": 10.0, "desensitization": 5.0, "restoration": 5.0, "cloud_call": 180.0}}
+    y_pred = [[True, cloud, None, cloud]]
+    assert performance.lo_pct([GOLD], y_pred) == round(100 * 20 / 180, 4)     # 11.1111 %
+    assert performance.ti_pct([GOLD], y_pred) == round(100 * 20 / 200, 4)     # 10 %: 5.0/s -> 5.56/s without
+    assert math.isnan(performance.lo_pct([], []))

@@ -28,6 +28,32 @@ def _config_files(config_path: str) -> Dict[str, str]:
     return files
 
 
+def _apr_section(output_dir: str) -> List[str]:
+    """APR: answers with privacy vs the unprotected baseline's answers on the same samples (MiniLM cosine)."""
+    from .report_plots import _cases
+
+    cases = _cases(output_dir)
+    base = [c for c in cases if c["row"].get("cloudmodel-privacy_method") == "none"]
+    if not base:
+        return []
+    ref = {p["doc_id"]: (p.get("result") or {}).get("answer") for p in base[0]["preds"] if p.get("is_hard_example")}
+    from .metrics.semantic import _model
+
+    rows = ["## Accuracy preservation (APR) against the unprotected baseline", "",
+            "| test case | samples | APR (answer similarity) |", "|---|---|---|"]
+    for c in cases:
+        if c is base[0]:
+            continue
+        pairs = [(ref[p["doc_id"]], (p.get("result") or {}).get("answer")) for p in c["preds"]
+                 if p.get("is_hard_example") and ref.get(p["doc_id"]) and (p.get("result") or {}).get("answer")]
+        if not pairs:
+            continue
+        emb = _model().encode([t for pr in pairs for t in pr], normalize_embeddings=True)
+        sims = [float(emb[2 * i] @ emb[2 * i + 1]) for i in range(len(pairs))]
+        rows.append(f"| {c['label']} | {len(sims)} | {sum(sims) / len(sims):.3f} |")
+    return rows + [""]
+
+
 def write_report(output_dir: str, config_path: Optional[str] = None, data_file: Optional[str] = None) -> str:
     """Write ``<output_dir>/report.md`` from the rank files; returns its path."""
     sel = os.path.join(output_dir, "rank", "selected_rank.csv")
@@ -40,6 +66,10 @@ def write_report(output_dir: str, config_path: Optional[str] = None, data_file: 
                       "|" + "---|" * len(header)]
             lines += ["| " + " | ".join(r.get(h, "") or "" for h in header) + " |" for r in rows]
             lines.append("")
+    try:
+        lines += _apr_section(output_dir)
+    except Exception as exc:  # noqa: BLE001 - the leaderboard must survive a missing embedding model
+        lines += [f"(APR not computed: {type(exc).__name__}: {exc})", ""]
     try:
         from .report_plots import make_plots
 

@@ -40,3 +40,27 @@ def latency_mean_ms(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float:
 def privacy_failures(y_true: Sequence[Any], y_pred: Sequence[Any]) -> int:
     """Samples where the gateway failed closed (nothing was sent)."""
     return sum(1 for v in unpack(y_true, y_pred) if (v.cloud or {}).get("status") == "privacy_failure")
+
+
+PRIVACY_STAGES = ("detection", "desensitization", "restoration")
+
+
+def _privacy_and_total(y_true: Sequence[Any], y_pred: Sequence[Any]):
+    privacy = total = 0.0
+    for v in unpack(y_true, y_pred):
+        total += sample_latency_ms(v)
+        privacy += sum(float(((v.cloud or {}).get("timings_ms") or {}).get(s, 0.0)) for s in PRIVACY_STAGES)
+    return privacy, total
+
+
+def lo_pct(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float:
+    """Latency overhead: privacy processing time / time of the same path without it, in %, from one run."""
+    privacy, total = _privacy_and_total(y_true, y_pred)
+    base = total - privacy
+    return math.nan if base <= 0 else round(100.0 * privacy / base, 4)
+
+
+def ti_pct(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float:
+    """Throughput impact: (throughput without privacy - with) / without, in %, from one run's timings."""
+    privacy, total = _privacy_and_total(y_true, y_pred)
+    return math.nan if total <= 0 else round(100.0 * privacy / total, 4)  # 1 - T0/T1 with T0 = T1 - privacy

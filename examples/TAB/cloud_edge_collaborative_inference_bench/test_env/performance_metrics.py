@@ -7,5 +7,7 @@ for _name, _fn in {
     "cloud_tokens": performance.cloud_tokens,
     "latency_mean_ms": performance.latency_mean_ms,
     "privacy_failures": performance.privacy_failures,
+    "lo_pct": performance.lo_pct,
+    "ti_pct": performance.ti_pct,
 }.items():
     ClassFactory.register(ClassType.GENERAL, alias=_name)(_fn)
