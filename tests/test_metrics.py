@@ -162,3 +162,22 @@ def test_lo_and_ti_from_one_run_hand_worked():
     assert performance.lo_pct([GOLD], y_pred) == round(100 * 20 / 180, 4)     # 11.1111 %
     assert performance.ti_pct([GOLD], y_pred) == round(100 * 20 / 200, 4)     # 10 %: 5.0/s -> 5.56/s without
     assert math.isnan(performance.lo_pct([], []))
+
+
+def test_inference_attack_counts_recovered_values(monkeypatch):
+    from cloud_edge_privacy.metrics import attacks
+
+    class FakeLM:
+        def __init__(self, guesses):
+            self.guesses = list(guesses)
+
+        def chat(self, messages):
+            assert "<<TARGET>>" in messages[0]["content"]
+            return {"answer": self.guesses.pop(0)}
+
+    sent = "Mr [PERSON_1] lives in [LOC_1]. [PERSON_2] was born in 1961."
+    masks = [[3, 13, "[PERSON_1]"], [23, 27, "[LOC_1]"], [29, 34, "[PERSON_2]"]]
+    pred = _pred(sent, masks)
+    monkeypatch.setattr(attacks, "_attacker", FakeLM(["john smith", "Peter"]))
+    # two masked DIRECT mentions attacked (LOC is QUASI): the first guess recovers "John Smith" -> 1/2
+    assert attacks.inference_attack_rate([GOLD], [pred]) == 0.5

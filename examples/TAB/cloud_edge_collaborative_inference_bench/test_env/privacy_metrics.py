@@ -13,6 +13,7 @@ for _name, _fn in {
     "iar": attacks.iar,
     "iar_coref_leak": attacks.coref_leak_rate,
     "iar_reidentification": attacks.reidentification_rate,
+    "iar_inference": attacks.inference_attack_rate,
     "cpp": semantic.cpp,
 }.items():
     ClassFactory.register(ClassType.GENERAL, alias=_name)(_fn)
