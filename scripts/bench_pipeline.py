@@ -6,7 +6,6 @@ A benchmark that prints figures (not a test).  Uses the real models and the loca
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import sys
 import time
