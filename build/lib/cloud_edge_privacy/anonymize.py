@@ -1,0 +1,75 @@
+"""Anonymize TAB documents with a privacy method and score masks with TAB's definitions."""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from tqdm import tqdm
+
+from .detection import Detector
+from .errors import DataValidationError
+from .gateway import PrivacyGateway
+from .metrics.tab_official import score_masks
+from .tab_data import TabDocument, load_tab, read_json_file
+
+
+def gold_dict(doc: TabDocument) -> Dict[str, Any]:
+    return {"doc_id": doc.doc_id, "text": doc.text,
+            "annotations": {a: [m.to_dict() for m in ms] for a, ms in doc.annotations.items()}}
+
+
+def anonymize_documents(docs: List[TabDocument], method: str, seed: int = 0, detector: Optional[Detector] = None,
+                        progress: bool = True, **params: Any) -> Dict[str, Any]:
+    """Run the gateway over documents; returns masks, texts, per-document timings and ε spent."""
+    gw = PrivacyGateway(method, seed=seed, detector=detector, **params)
+    # Each distinct (category, value) is randomized once per document; ε is reported per document.
+    masks, texts, timings, epsilons = {}, {}, [], {}
+    for doc in tqdm(docs, desc=f"anonymize ({method})", unit="doc", disable=not progress):
+        t0 = time.perf_counter()
+        prot = gw.protect(doc.text)
+        timings.append((time.perf_counter() - t0) * 1e3)
+        masks[doc.doc_id] = prot.masks()
+        texts[doc.doc_id] = prot.text
+        if prot.result is not None and prot.result.epsilon is not None:
+            epsilons[doc.doc_id] = prot.result.epsilon
+    return {"masks": masks, "texts": texts, "latency_ms": timings, "epsilon": epsilons}
+
+
+def write_masks(masks: Dict[str, List[List[Any]]], path: str) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(masks, fh, ensure_ascii=False)
+    os.replace(tmp, path)
+
+
+def read_masks(path: str) -> Dict[str, List[List[Any]]]:
+    """Read ``{doc_id: [[start, end, replacement], ...]}`` with errors naming the document and entry."""
+    data = read_json_file(path)
+    if not isinstance(data, dict):
+        raise DataValidationError(f"{path}: expected an object mapping doc_id to a list of [start, end, replacement]")
+    for doc_id, entries in data.items():
+        if not isinstance(entries, list):
+            raise DataValidationError(f"{path}: document '{doc_id}': expected a list of masks")
+        for i, e in enumerate(entries):
+            if not (isinstance(e, list) and len(e) >= 2 and all(isinstance(v, int) for v in e[:2]) and 0 <= e[0] <= e[1]):
+                raise DataValidationError(f"{path}: document '{doc_id}', mask [{i}]: expected [start, end, replacement], got {e!r}")
+    return data
+
+
+def score_tab_file(gold_path: str, masks_path: str) -> Dict[str, Any]:
+    docs = load_tab(gold_path)
+    masks = read_masks(masks_path)
+    golds = {d.doc_id: gold_dict(d) for d in docs}
+    unknown = [d for d in masks if d not in golds]
+    if unknown:
+        raise DataValidationError(f"{masks_path}: doc_ids not in {gold_path}: {unknown[:5]}")
+    for d in golds:
+        for i, e in enumerate(masks.get(d, [])):
+            if e[1] > len(golds[d]["text"]):
+                raise DataValidationError(f"{masks_path}: document '{d}', mask [{i}] ends at {e[1]}, "
+                                          f"beyond the text (length {len(golds[d]['text'])})")
+    return score_masks(golds, masks)

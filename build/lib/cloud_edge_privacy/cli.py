@@ -1,0 +1,248 @@
+"""Command line: ``cloud-edge-privacy run | prepare-tab | models | serve``."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import List, Optional
+
+from .errors import BenchmarkError
+from .tab_data import DEFAULT_INSTRUCTION, load_tab, resolve_tab_file, write_ianvs_jsonl
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from .report import write_report
+    from .runner import run_job
+
+    if args.test_data:
+        tab_file = None
+        print(f"data: {args.test_data}")
+    elif args.sample:
+        tab_file = None
+        print("data: the dataset named in testenv.yaml (the shipped fictional sample)")
+    else:
+        tab_file = resolve_tab_file(args.data_dir, args.split)
+        print(f"data: {tab_file}" if tab_file else "data: the dataset named in testenv.yaml (shipped sample)")
+    t0 = time.perf_counter()
+    summary = run_job(args.config, tab_file, args.limit, progress=not args.no_progress, test_data=args.test_data)
+    report = write_report(summary.output_dir, args.config, summary.data_file) if summary.results else None
+    print(f"\n{len(summary.results)} test case(s) finished, {len(summary.failures)} failed, "
+          f"in {time.perf_counter() - t0:.1f} s")
+    for kind, path in summary.rank_files.items():
+        print(f"{kind} rank: {path}")
+    if report:
+        print(f"report: {report}")
+        print(open(summary.rank_files["selected"], encoding="utf-8").read())
+    if summary.failures:
+        print(f"failures: {os.path.join(summary.output_dir, 'failures.json')}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _cmd_prepare(args: argparse.Namespace) -> int:
+    src = Path(args.input)
+    out = Path(args.out) / f"{src.stem}.jsonl" if not args.out.endswith(".jsonl") else Path(args.out)
+    n = write_ianvs_jsonl(load_tab(src), out, args.instruction, args.limit)
+    print(f"wrote {n} records to {out}")
+    return 0
+
+
+def _cmd_anonymize(args: argparse.Namespace) -> int:
+    import json as _json
+
+    from .anonymize import anonymize_documents, write_masks
+
+    docs = load_tab(args.input)
+    params = {"epsilon": args.epsilon} if args.epsilon is not None else {}
+    from .gateway import EPSILON_METHODS
+
+    if params and args.method not in EPSILON_METHODS:
+        raise BenchmarkError(f"--epsilon applies to {EPSILON_METHODS}, not to {args.method!r}")
+    from .detection import build_detector
+
+    out = anonymize_documents(docs, args.method, seed=args.seed, progress=not args.no_progress,
+                              detector=build_detector(args.detector), **params)
+    write_masks(out["masks"], args.masks_out)
+    print(f"wrote masks for {len(out['masks'])} documents to {args.masks_out}")
+    if args.texts_out:
+        Path(args.texts_out).parent.mkdir(parents=True, exist_ok=True)
+        with open(args.texts_out, "w", encoding="utf-8") as fh:
+            for doc_id, text in out["texts"].items():
+                rec = {"doc_id": doc_id, "text": text, "method": args.method}
+                if doc_id in out["epsilon"]:
+                    rec["epsilon_spent"] = out["epsilon"][doc_id]
+                fh.write(_json.dumps(rec, ensure_ascii=False) + "\n")
+        print(f"wrote desensitized texts to {args.texts_out}")
+    return 0
+
+
+def _cmd_score_tab(args: argparse.Namespace) -> int:
+    import json as _json
+
+    from .anonymize import score_tab_file
+
+    print(_json.dumps(score_tab_file(args.gold, args.masks), indent=1))
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .report import write_report
+
+    if not os.path.isfile(os.path.join(args.job_dir, "rank", "all_rank.csv")):
+        raise BenchmarkError(f"{args.job_dir}: no rank/all_rank.csv here (pass <workspace>/<job name>)")
+    print(f"report: {write_report(args.job_dir, args.config, args.test_data)}")
+    return 0
+
+
+def _cmd_route(args: argparse.Namespace) -> int:
+    import json as _json
+
+    from .routing import PrismGateRouter
+    from .stats import percentile
+
+    from .tab_data import iter_jsonl
+
+    rows = []
+    for lineno, rec in iter_jsonl(args.input):
+        if not isinstance(rec, dict) or not isinstance(rec.get("prompt"), str) or "id" not in rec:
+            raise BenchmarkError(f"{args.input}: line {lineno}: needs fields 'id' and 'prompt' (a string)")
+        rows.append(rec)
+    if not rows:
+        raise BenchmarkError(f"{args.input}: no prompts")
+    router = PrismGateRouter(edge_risk_threshold=args.edge_risk_threshold, detector=args.detector)
+    router.decide_text("warm-up: load the models")  # model loading is not per-prompt latency
+    latencies, counts = [], {}
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    with open(args.out, "w", encoding="utf-8") as out:
+        for rec in rows:
+            d = router.decide_text(rec["prompt"])
+            latencies.append(d["latency_ms"])
+            counts[d["route"]] = counts.get(d["route"], 0) + 1
+            out.write(_json.dumps({"id": rec["id"], "route": d["route"], "risk": d["risk"], "probs": d["probs"],
+                                   "rule": d["rule"], "entities": [{**e, "text": rec["prompt"][e["start"]:e["end"]]}
+                                                                   for e in d["entities"]],
+                                   "latency_ms": round(d["latency_ms"], 2)}, ensure_ascii=False) + "\n")
+    print(f"routed {len(rows)} prompts to {args.out}: {counts}; profiling+routing latency "
+          f"median {percentile(latencies, 0.5):.1f} ms, p95 {percentile(latencies, 0.95):.1f} ms")
+    return 0
+
+
+def _cmd_prepare_prism(args: argparse.Namespace) -> int:
+    from .prism_data import load_prism_prompts, write_prism_jsonl
+
+    n = write_prism_jsonl(load_prism_prompts(args.input), args.out, args.per_domain)
+    print(f"wrote {n} prompts to {args.out}")
+    return 0
+
+
+def _cmd_models(args: argparse.Namespace) -> int:
+    from .models.catalog import MODELS, model_path
+
+    for key in args.keys or ["qwen2.5-coder-0.5b-instruct"]:
+        if key not in MODELS:
+            raise BenchmarkError(f"unknown model {key!r}; known: {sorted(MODELS)}")
+        p = model_path(key)
+        print(f"{key}: {p} (sha256 {MODELS[key].sha256} verified)")
+    return 0
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from .models.local_server import LocalServer
+
+    srv = LocalServer(args.model, port=args.port).start()
+    print(f"serving {args.model} at {srv.base_url}; export CEP_CLOUD_BASE_URL={srv.base_url} "
+          f"CEP_CLOUD_MODEL={args.model}; Ctrl-C stops it")
+    try:
+        while srv.proc and srv.proc.poll() is None:
+            time.sleep(1)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        srv.stop()
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="cloud-edge-privacy", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="run a benchmarking job (Ianvs YAML) with our runner")
+    r.add_argument("-f", "--config", required=True, help="benchmarkingjob.yaml (paths inside resolve against the CWD)")
+    r.add_argument("--limit", type=int, default=None, help="only the first N samples")
+    r.add_argument("--data-dir", default=None,
+                   help="TAB folder holding echr_<split>.json, or a TAB JSON file (else $TAB_DATA_DIR, else "
+                        "../shared/data/tab, else the testenv's dataset)")
+    r.add_argument("--split", default="dev", help="TAB split to read from --data-dir (default: dev)")
+    r.add_argument("--sample", action="store_true", help="use the testenv's own dataset (the shipped sample)")
+    r.add_argument("--test-data", default=None, help="an Ianvs JSONL (question/answer) to run on instead")
+    r.add_argument("--no-progress", action="store_true", help="no progress bars")
+    r.set_defaults(func=_cmd_run)
+
+    t = sub.add_parser("prepare-tab", help="convert an official TAB JSON file to the JSONL Ianvs reads")
+    t.add_argument("--input", required=True, help="TAB JSON file, e.g. echr_dev.json")
+    t.add_argument("--out", required=True, help="output folder (or a .jsonl file path)")
+    t.add_argument("--instruction", default=DEFAULT_INSTRUCTION, help="task instruction put in each sample")
+    t.add_argument("--limit", type=int, default=None)
+    t.set_defaults(func=_cmd_prepare)
+
+    a = sub.add_parser("anonymize", help="desensitize a TAB JSON file; write masks (and texts)")
+    a.add_argument("--input", required=True, help="TAB JSON file")
+    a.add_argument("--method", required=True, help="privacy method (see the README for the list)")
+    a.add_argument("--epsilon", type=float, default=None, help="privacy budget for DP/LDP methods")
+    a.add_argument("--seed", type=int, default=0, help="seed for every random mechanism")
+    a.add_argument("--detector", default="default",
+                   help="default | regex+spacy | tab_ner | spacy | presidio (the last two are baselines)")
+    a.add_argument("--masks-out", required=True, help="masks.json: {doc_id: [[start, end, replacement], ...]}")
+    a.add_argument("--texts-out", default=None, help="JSONL of desensitized texts")
+    a.add_argument("--no-progress", action="store_true")
+    a.set_defaults(func=_cmd_anonymize)
+
+    sc = sub.add_parser("score-tab", help="score masks with TAB's ER_di, ER_qi, token recall and precision")
+    sc.add_argument("--gold", required=True, help="TAB JSON file with the gold annotations")
+    sc.add_argument("--masks", required=True, help="masks.json as written by anonymize")
+    sc.set_defaults(func=_cmd_score_tab)
+
+    rp = sub.add_parser("report", help="(re)write report.md and plots for a finished job")
+    rp.add_argument("job_dir", help="<workspace>/<job name>, e.g. workspace/tab_privacy_default")
+    rp.add_argument("-f", "--config", default=None, help="benchmarkingjob.yaml, for the provenance hashes")
+    rp.add_argument("--test-data", default=None, help="the JSONL the job ran on, for its hash")
+    rp.set_defaults(func=_cmd_report)
+
+    pp = sub.add_parser("prepare-prism", help="convert PRISM prompts to Ianvs JSONL (gold identifiers in y)")
+    pp.add_argument("--input", required=True, help="prism_prompts.jsonl")
+    pp.add_argument("--out", required=True, help="output .jsonl")
+    pp.add_argument("--per-domain", type=int, default=None, help="keep the first N prompts of each domain")
+    pp.set_defaults(func=_cmd_prepare_prism)
+
+    ro = sub.add_parser("route", help="route prompts with the PRISM soft gate (no LLM call)")
+    ro.add_argument("--input", required=True, help="JSONL with {id, prompt} per line")
+    ro.add_argument("--out", required=True, help="JSONL with {id, route, risk, entities, latency_ms}")
+    ro.add_argument("--edge-risk-threshold", type=float, default=None,
+                    help="privacy-first rule: prompts with risk R(P) at or above this stay on the edge")
+    ro.add_argument("--detector", default="default")
+    ro.set_defaults(func=_cmd_route)
+
+    m = sub.add_parser("models", help="assemble and verify the GGUF models installed from PyPI")
+    m.add_argument("keys", nargs="*", help="catalog keys (default: the default edge/cloud model)")
+    m.set_defaults(func=_cmd_models)
+
+    s = sub.add_parser("serve", help="start the offline cloud (llama.cpp OpenAI-compatible server) by hand")
+    s.add_argument("--model", default="qwen2.5-coder-0.5b-instruct")
+    s.add_argument("--port", type=int, default=None)
+    s.set_defaults(func=_cmd_serve)
+    return p
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except BenchmarkError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

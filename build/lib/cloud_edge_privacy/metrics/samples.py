@@ -1,0 +1,66 @@
+"""Unpack Ianvs/Sedna's ``y_pred`` (a list of 4-lists) and ``y_true`` (gold dicts or JSON strings)."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence
+
+
+@dataclass
+class SampleView:
+    gold: Dict[str, Any]
+    is_hard: bool
+    result: Optional[Dict[str, Any]]
+    edge: Optional[Dict[str, Any]]
+    cloud: Optional[Dict[str, Any]]
+
+    @property
+    def went_to_cloud(self) -> bool:
+        return bool(self.cloud) and self.cloud.get("status") == "ok" and bool(self.cloud.get("sent_messages"))
+
+    def sent_text(self) -> str:
+        """Everything that left the edge for this sample (message contents), '' if nothing did."""
+        if not self.went_to_cloud:
+            return ""
+        return "\n".join(str(m.get("content", "")) for m in self.cloud["sent_messages"])
+
+
+def _gold(item: Any) -> Dict[str, Any]:
+    if isinstance(item, dict):
+        return item
+    if isinstance(item, (str, bytes)):
+        try:
+            value = json.loads(item)
+        except json.JSONDecodeError:
+            return {}
+        return value if isinstance(value, dict) else {}
+    return {}
+
+
+def unpack(y_true: Sequence[Any], y_pred: Sequence[Any]) -> List[SampleView]:
+    """Align gold and predictions; tolerate ``None`` entries and an empty run."""
+    if y_true is None or y_pred is None:
+        return []
+    n_true, n_pred = len(y_true), len(y_pred)
+    if n_true != n_pred:
+        raise ValueError(f"y_true has {n_true} samples but y_pred has {n_pred}")
+    views = []
+    for gold, pred in zip(y_true, y_pred):
+        if isinstance(pred, (list, tuple)) and len(pred) == 4:
+            hard, res, edge, cloud = pred
+        else:  # a bare result (e.g. self-design mode)
+            hard, res, edge, cloud = False, pred, pred, None
+        views.append(SampleView(_gold(gold), bool(hard), res, edge, cloud))
+    return views
+
+
+def gold_mentions(gold: Dict[str, Any], identifier_types=("DIRECT", "QUASI")) -> List[Dict[str, Any]]:
+    """Gold mentions of the given identifier types, from every annotator (deduplicated by offsets)."""
+    seen, out = set(), []
+    for mentions in (gold.get("annotations") or {}).values():
+        for m in mentions:
+            key = (m["start_offset"], m["end_offset"])
+            if m.get("identifier_type") in identifier_types and key not in seen:
+                seen.add(key)
+                out.append(m)
+    return out

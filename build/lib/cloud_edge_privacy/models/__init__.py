@@ -1,0 +1,1 @@
+"""Edge (llama.cpp) and cloud (OpenAI-compatible HTTP) models, and the model-file catalog."""

@@ -1,0 +1,112 @@
+"""Plots for report.md, made from each test case's predictions.jsonl and the rank file (matplotlib, PNG)."""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+from collections import defaultdict
+from typing import Dict, List
+
+STAGES = ("profiling", "edge_generation", "detection", "desensitization", "cloud_call", "restoration", "refinement")
+
+
+def _cases(output_dir: str) -> List[Dict]:
+    rank = os.path.join(output_dir, "rank", "all_rank.csv")
+    if not os.path.isfile(rank):
+        return []
+    with open(rank, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    cases = []
+    for r in rows:
+        preds_file = os.path.join(r["url"], "predictions.jsonl")
+        preds = [json.loads(l) for l in open(preds_file, encoding="utf-8")] if os.path.isfile(preds_file) else []
+        label = r.get("cloudmodel-privacy_method") or r["algorithm"]
+        if r.get("cloudmodel-epsilon") not in (None, "", "None"):
+            label += f" ε={r['cloudmodel-epsilon']}"
+        cases.append({"label": f"{r['algorithm']}: {label}" if len({x['algorithm'] for x in rows}) > 1 else label,
+                      "row": r, "preds": preds})
+    return cases
+
+
+def _f(x: str) -> float:
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _stacked_barh(plt, path: str, labels: List[str], series: Dict[str, List[float]], xlabel: str, title: str,
+                  colors: Dict[str, str] | None = None) -> None:
+    fig, ax = plt.subplots(figsize=(8, 0.5 * len(labels) + 1.8))
+    left = [0.0] * len(labels)
+    for name, values in series.items():
+        if any(values):
+            ax.barh(labels, values, left=left, label=name, color=(colors or {}).get(name))
+            left = [a + b for a, b in zip(left, values)]
+    ax.set_xlabel(xlabel)
+    ax.set_title(title)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def make_plots(output_dir: str) -> List[str]:
+    """Write latency_breakdown.png, routes.png and privacy_utility.png; returns their file names."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cases = _cases(output_dir)
+    if not cases:
+        return []
+    made = []
+    labels = [c["label"] for c in cases]
+
+    # 1. mean time per stage per test case
+    means = defaultdict(list)
+    for c in cases:
+        n = max(1, len(c["preds"]))
+        for st in STAGES:
+            total = 0.0
+            for p in c["preds"]:
+                for part in (p.get("edge_result"), p.get("cloud_result")):
+                    total += float(((part or {}).get("timings_ms") or {}).get(st, 0.0))
+            means[st].append(total / n / 1000.0)
+    _stacked_barh(plt, os.path.join(output_dir, "latency_breakdown.png"), labels, {st: means[st] for st in STAGES},
+                  "mean seconds per sample", "Latency per stage")
+    made.append("latency_breakdown.png")
+
+    # 2. route distribution
+    routes = ("edge", "collaborative", "cloud")
+    counts = {r: [] for r in routes}
+    for c in cases:
+        got = defaultdict(int)
+        for p in c["preds"]:
+            route = "edge" if not p.get("is_hard_example") else (p.get("cloud_result") or {}).get("route", "cloud")
+            got[route] += 1
+        for r in routes:
+            counts[r].append(got[r])
+    _stacked_barh(plt, os.path.join(output_dir, "routes.png"), labels, counts, "samples", "Route distribution",
+                  {"edge": "#4c9a2a", "collaborative": "#e0a030", "cloud": "#3a6ea5"})
+    made.append("routes.png")
+
+    # 3. privacy (SELS, lower is better) against utility of what was sent (1 - CPP = similarity)
+    pts = [(c["label"], _f(c["row"].get("sels")), 1.0 - _f(c["row"].get("cpp"))) for c in cases]
+    pts = [p for p in pts if not (math.isnan(p[1]) or math.isnan(p[2]))]
+    if pts:
+        fig, ax = plt.subplots(figsize=(6.5, 4.5))
+        for label, x, y in pts:
+            ax.scatter(x, y)
+            ax.annotate(label, (x, y), fontsize=7, xytext=(4, 3), textcoords="offset points")
+        ax.set_xlabel("SELS: sensitivity-weighted leakage (lower is more private)")
+        ax.set_ylabel("semantic similarity of sent text to original (1 - CPP)")
+        ax.set_title("Privacy-utility frontier")
+        ax.grid(alpha=0.3)
+        fig.tight_layout()
+        fig.savefig(os.path.join(output_dir, "privacy_utility.png"), dpi=110)
+        plt.close(fig)
+        made.append("privacy_utility.png")
+    return made

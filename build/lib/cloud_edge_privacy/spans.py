@@ -1,0 +1,36 @@
+"""The one span type used everywhere: detection output, operator input, metric input."""
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from typing import Any, Dict, Pattern
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    """A character span ``[start, end)`` of a text with a category, a confidence and its source."""
+
+    start: int
+    end: int
+    category: str
+    score: float = 1.0
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if self.start < 0 or self.end <= self.start:
+            raise ValueError(f"invalid span offsets [{self.start}, {self.end})")
+
+    def text(self, doc: str) -> str:
+        return doc[self.start : self.end]
+
+    def overlaps(self, other: "Span") -> bool:
+        return self.start < other.end and other.start < self.end
+
+    def to_dict(self) -> Dict[str, Any]:
+        return asdict(self)
+
+
+def surface_pattern(surface: str, flags: int = 0) -> Pattern[str]:
+    """Regex for a surface form on word boundaries, tolerant of any run of whitespace inside it."""
+    body = r"\s+".join(re.escape(tok) for tok in surface.split())
+    return re.compile(r"(?<!\w)" + body + r"(?!\w)", flags)
