@@ -20,6 +20,12 @@ if [ ! -x .venv/bin/python ]; then
   .venv/bin/pip install --quiet --upgrade "pip==25.3" "setuptools>=68" wheel
 fi
 
+if ! .venv/bin/python -c "import torch" >/dev/null 2>&1; then
+  # Exactly this version: it is the local CPU build; any other spec pulls gigabytes of CUDA packages.
+  echo "[setup] installing torch 2.13.0 (CPU)"
+  .venv/bin/pip install --quiet "torch==2.13.0"
+fi
+
 if ! ls "$WHEELHOUSE"/llama_cpp_python-*.whl >/dev/null 2>&1; then
   echo "[setup] building llama-cpp-python $LLAMA_VERSION from source (about 5-12 minutes on 2 cores)"
   mkdir -p "$WHEELHOUSE"
@@ -33,12 +39,6 @@ if [ "$installed" != "$LLAMA_VERSION" ] || [ "$(cat "$marker" 2>/dev/null)" != "
   echo "[setup] installing $(basename "$WHEEL")"
   .venv/bin/pip install --quiet --force-reinstall --no-deps "$WHEEL"
   echo "$WHEEL" > "$marker"
-fi
-
-if ! .venv/bin/python -c "import torch" >/dev/null 2>&1; then
-  # Exactly this version: it is the local CPU build; any other spec pulls gigabytes of CUDA packages.
-  echo "[setup] installing torch 2.13.0 (CPU)"
-  .venv/bin/pip install --quiet "torch==2.13.0"
 fi
 
 echo "[setup] installing the project and its pinned dependencies"
