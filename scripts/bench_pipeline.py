@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from cloud_edge_privacy.metrics.performance import lo_pct, ti_pct  # noqa: E402
 from cloud_edge_privacy.models.llama_edge import LlamaEdgeModel  # noqa: E402
 from cloud_edge_privacy.models.openai_cloud import OpenAICloudModel  # noqa: E402
 from cloud_edge_privacy.stats import percentile  # noqa: E402
@@ -43,13 +44,13 @@ def main() -> None:
     for method in ("none", args.method):
         cloud = OpenAICloudModel(privacy_method=method, max_tokens=96, cache=False)
         cloud.inference(xs[0])  # warm-up: server start and first prompt are not steady state
-        lat = []
+        lat, results = [], []
         t0 = time.perf_counter()
         for x in xs:
             t = time.perf_counter()
-            cloud.inference(x)
+            results.append(cloud.inference(x))
             lat.append(time.perf_counter() - t)
-        figures[method] = (len(xs) / (time.perf_counter() - t0) * 60, lat)
+        figures[method] = (len(xs) / (time.perf_counter() - t0) * 60, lat, results)
         print(f"cloud route, {method:12s}: {figures[method][0]:.2f} samples/min, "
               f"p50 {percentile(lat, .5):.1f} s, p95 {percentile(lat, .95):.1f} s")
     lat = []
@@ -61,7 +62,10 @@ def main() -> None:
     print(f"edge route             : {len(xs) / (time.perf_counter() - t0) * 60:.2f} samples/min, "
           f"p50 {percentile(lat, .5):.1f} s, p95 {percentile(lat, .95):.1f} s")
     base, priv = figures["none"][0], figures[args.method][0]
-    print(f"throughput impact of {args.method} on the cloud route: {100 * (base - priv) / base:.1f} %")
+    y_pred = [[True, r, None, r] for r in figures[args.method][2]]
+    print(f"throughput impact of {args.method} on the cloud route: {100 * (base - priv) / base:.1f} % between "
+          f"two runs (noisy: the answers differ in length), {ti_pct([{}] * len(y_pred), y_pred):.2f} % from "
+          f"the same run's stage timings; latency overhead {lo_pct([{}] * len(y_pred), y_pred):.2f} %")
     from cloud_edge_privacy.models.local_server import _SERVERS
 
     print(f"peak memory: this process {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB"
