@@ -1,1 +1,0 @@
-"""Edge (llama.cpp) and cloud (OpenAI-compatible HTTP) models, and the model-file catalog."""
