@@ -66,12 +66,9 @@ _attacker = None
 
 
 def _attacker_model():
-    global _attacker
-    if _attacker is None:
-        from ..models.llama_edge import LlamaEdgeModel
+    from ..models.llama_edge import local_helper_model
 
-        _attacker = LlamaEdgeModel(max_tokens=12, seed=11)
-    return _attacker
+    return _attacker or local_helper_model(max_tokens=12, seed=11)
 
 
 def inference_attack_rate(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float:

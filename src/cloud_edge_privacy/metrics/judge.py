@@ -19,12 +19,9 @@ _judge = None
 
 
 def _get_judge():
-    global _judge
-    if _judge is None:
-        from ..models.llama_edge import LlamaEdgeModel
+    from ..models.llama_edge import local_helper_model
 
-        _judge = LlamaEdgeModel(max_tokens=4, seed=7)
-    return _judge
+    return _judge or local_helper_model(max_tokens=4, seed=7)
 
 
 def judge_score(request: str, answer: str) -> float:

@@ -138,6 +138,17 @@ class LlamaEdgeModel:
         self._llm = None  # the process-wide Llama stays loaded for the next test case
 
 
+_HELPERS: Dict[tuple, "LlamaEdgeModel"] = {}
+
+
+def local_helper_model(max_tokens: int, seed: int, model: str = "qwen2.5-coder-0.5b-instruct") -> "LlamaEdgeModel":
+    """One local model per (model, max_tokens, seed) for metric-side helpers (judge, attacker)."""
+    key = (model, max_tokens, seed)
+    if key not in _HELPERS:
+        _HELPERS[key] = LlamaEdgeModel(model=model, max_tokens=max_tokens, seed=seed)
+    return _HELPERS[key]
+
+
 def as_sample(data: Any) -> Dict[str, str]:
     """Normalise x: Ianvs passes the JSONL ``question`` (a dict here); accept a bare string too."""
     if isinstance(data, dict):
