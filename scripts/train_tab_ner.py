@@ -124,6 +124,8 @@ def main() -> None:
                  "seconds": round(time.time() - t0, 1)}, indent=1))
     shutil.rmtree(args.out, ignore_errors=True)
     tmp.rename(args.out)
+    # spaCy writes an empty lookups table; the model loads without it, so it is not shipped.
+    (Path(args.out) / "vocab" / "lookups.bin").unlink(missing_ok=True)
     print(f"best epoch {best_epoch}; saved to {args.out}; {time.time() - t0:.0f}s in all")
 
 
