@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Optional
 
 from .desensitization import Desensitized, get_operator
 from .desensitization.pseudonyms import restore_answer
-from .detection import Detector
+from .detection import Detector, default_detector
 from .errors import PrivacyGatewayError
 from .spans import Span
 
@@ -50,7 +50,7 @@ class PrivacyGateway:
     @property
     def detector(self) -> Detector:
         if self._detector is None:
-            self._detector = Detector()
+            self._detector = default_detector()
         return self._detector
 
     def warm_up(self) -> None:

@@ -10,6 +10,14 @@ from .models.llama_edge import as_sample
 from .spans import Span
 
 
+def store_key(item: Any) -> str:
+    """The decision-store key of what a router receives: an edge result (inference-then-mining)
+    carries it, a raw sample (mining-then-inference) is hashed."""
+    if isinstance(item, dict) and "sample_key" in item:
+        return item["sample_key"]
+    return decision_store.sample_key(as_sample(item))
+
+
 class EdgeConfidenceRouter:
     """Send a sample to the cloud when the edge is unlikely to answer it well.
 
@@ -32,10 +40,9 @@ class EdgeConfidenceRouter:
             return {"key": item["sample_key"], "hard": hard, "route": "cloud" if hard else "edge",
                     "signal": "edge_confidence", "value": item["confidence"],
                     "risk": (item.get("profile") or {}).get("risk")}
-        x = as_sample(item)
-        words = len(x["text"].split())
+        words = len(as_sample(item)["text"].split())
         hard = words > self.max_edge_words
-        return {"key": decision_store.sample_key(x), "hard": hard, "route": "cloud" if hard else "edge",
+        return {"key": store_key(item), "hard": hard, "route": "cloud" if hard else "edge",
                 "signal": "task_size_words", "value": words, "risk": None}
 
     def __call__(self, infer_result: Any = None, **_: Any) -> bool:
@@ -55,12 +62,12 @@ class PrismGateRouter:
 
     def __init__(self, edge_risk_threshold: Optional[float] = None, gate_path: Optional[str] = None,
                  detector: str = "default", **_: Any) -> None:
-        from .detection import build_detector
+        from .detection import build_detector, default_detector
         from .prism_gate import WEIGHTS_FILE, SoftGate
 
         self.gate = SoftGate.load(Path(gate_path) if gate_path else WEIGHTS_FILE)
         self.edge_risk_threshold = None if edge_risk_threshold in (None, "none") else float(edge_risk_threshold)
-        self.detector = build_detector(detector)
+        self.detector = default_detector() if detector == "default" else build_detector(detector)
 
     def decide_text(self, text: str, spans: Optional[List[Span]] = None) -> Dict[str, Any]:
         from .prism_gate import ROUTES, gate_features
@@ -80,15 +87,12 @@ class PrismGateRouter:
 
     def __call__(self, infer_result: Any = None, **_: Any) -> bool:
         if isinstance(infer_result, dict) and "sample_key" in infer_result and "profile" in infer_result:
-            key = infer_result["sample_key"]
             spans = [Span(**{k: e[k] for k in ("start", "end", "category", "score", "source")})
                      for e in infer_result["profile"].get("entities", [])]
             d = self.decide_text(infer_result.get("input_text", ""), spans)
         else:
-            x = as_sample(infer_result)
-            key = decision_store.sample_key(x)
-            d = self.decide_text(x["text"])
-        decision_store.record(key, {k: v for k, v in d.items() if k != "entities"})
+            d = self.decide_text(as_sample(infer_result)["text"])
+        decision_store.record(store_key(infer_result), {k: v for k, v in d.items() if k != "entities"})
         return bool(d["hard"])
 
 
@@ -101,9 +105,6 @@ class FixedRouter:
         self.route = route
 
     def __call__(self, infer_result: Any = None, **_: Any) -> bool:
-        if isinstance(infer_result, dict) and "sample_key" in infer_result:
-            key = infer_result["sample_key"]
-        else:
-            key = decision_store.sample_key(as_sample(infer_result))
-        decision_store.record(key, {"route": self.route, "hard": self.route != "edge", "signal": "fixed"})
+        decision_store.record(store_key(infer_result),
+                              {"route": self.route, "hard": self.route != "edge", "signal": "fixed"})
         return self.route != "edge"

@@ -15,13 +15,8 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, List, Sequence
 
-from ..spans import surface_pattern
+from .privacy import appears_in
 from .samples import gold_mentions, unpack
-
-
-def _in_clear(surface: str, sent: str) -> bool:
-    surface = surface.strip()
-    return bool(surface) and surface_pattern(surface).search(sent) is not None
 
 
 def coref_leak_rate(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float:
@@ -36,7 +31,7 @@ def coref_leak_rate(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float:
                 if m.get("identifier_type") in ("DIRECT", "QUASI"):
                     entities.setdefault(m["entity_id"], []).append(m)
         for ms in entities.values():
-            clear = [_in_clear(m["span_text"], sent) for m in ms]
+            clear = [appears_in(m["span_text"], sent) for m in ms]
             if not all(clear):
                 hidden_somewhere += 1
                 leaked += any(clear)
@@ -52,7 +47,7 @@ def reidentification_rate(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float
         if not sent:
             continue
         attempts += 1
-        scores = {j: sum(_in_clear(s, sent) for s in known) for j, known in knowledge.items()}
+        scores = {j: sum(appears_in(s, sent) for s in known) for j, known in knowledge.items()}
         best = max(scores.values())
         winners = [j for j, s in scores.items() if s == best]
         hits += int(best > 0 and winners == [i])
