@@ -121,10 +121,46 @@ def test_default_detector_is_the_tuned_combination():
 
 
 def test_public_institution_filter():
-    from cloud_edge_privacy.detection.spacy_recognizer import is_public_institution
+    from cloud_edge_privacy.detection.public_parties import is_public_institution
 
     for surface, cat in [("Court", "ORG"), ("the Turkish Government", "ORG"), ("THE FACTS", "ORG"),
                          ("Court of Cassation", "ORG"), ("Turkey", "LOC"), ("Republic of Poland", "LOC")]:
         assert is_public_institution(surface, cat), surface
     for surface, cat in [("Baltic Fisheries Ltd", "ORG"), ("Gdynia", "LOC"), ("Anna Berg", "PERSON")]:
         assert not is_public_institution(surface, cat), surface
+
+
+class _FixedRecognizer:
+    """Returns the spans of the given surfaces (logic test of the pipeline, not of a model)."""
+
+    def __init__(self, *surfaces_and_categories):
+        self.items = surfaces_and_categories
+
+    def analyze(self, text):
+        import re
+
+        from cloud_edge_privacy.spans import Span
+
+        return [Span(m.start(), m.end(), cat, 0.9, "fixed:x") for surface, cat in self.items
+                for m in re.finditer(re.escape(surface), text)]
+
+
+def test_public_party_filter_drops_the_respondent_state_and_government_only():
+    from cloud_edge_privacy.detection.pipeline import Detector
+    from cloud_edge_privacy.detection.public_parties import is_public_party
+    from cloud_edge_privacy.spans import Span
+
+    text = ("The case originated in an application (no. 1520/06) against the Republic of Turkey lodged by "
+            "Mr Osman Erden. The Turkish Government were represented by their Agent. In 1990 he moved from "
+            "Ankara to the Republic of Turkey's south.")
+    recog = _FixedRecognizer(("Republic of Turkey", "LOC"), ("Turkish Government", "ORG"), ("Osman Erden", "PERSON"),
+                             ("Ankara", "LOC"))
+    kept = {(text[s.start:s.end], s.start) for s in Detector([recog], drop_public_parties=True).analyze(text)}
+    assert ("Republic of Turkey", text.index("Republic of Turkey")) not in kept  # the respondent party
+    assert ("Republic of Turkey", text.rindex("Republic of Turkey")) in kept  # a place in the story
+    assert not any(surface == "Turkish Government" for surface, _ in kept)
+    assert {"Osman Erden", "Ankara"} <= {surface for surface, _ in kept}
+    # without the filter every span stays
+    assert len(Detector([recog]).analyze(text)) == len(kept) + 2
+    # a person is never a public party, whatever precedes it
+    assert not is_public_party("an application (no. 1/06) against Mr Osman", Span(36, 44, "PERSON", 1.0, "x"))

@@ -27,7 +27,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"data: {tab_file}" if tab_file else "data: the dataset named in testenv.yaml (shipped sample)")
     t0 = time.perf_counter()
     summary = run_job(args.config, tab_file, args.limit, progress=not args.no_progress, test_data=args.test_data)
-    report = write_report(summary.output_dir, args.config, summary.data_file) if summary.results else None
+    report = (write_report(summary.output_dir, args.config, summary.data_file, judge=not args.no_judge)
+              if summary.results else None)
     print(f"\n{len(summary.results)} test case(s) finished, {len(summary.failures)} failed, "
           f"in {time.perf_counter() - t0:.1f} s")
     for kind, path in summary.rank_files.items():
@@ -92,7 +93,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
     if not os.path.isfile(os.path.join(args.job_dir, "rank", "all_rank.csv")):
         raise BenchmarkError(f"{args.job_dir}: no rank/all_rank.csv here (pass <workspace>/<job name>)")
-    print(f"report: {write_report(args.job_dir, args.config, args.test_data)}")
+    print(f"report: {write_report(args.job_dir, args.config, args.test_data, judge=not args.no_judge)}")
     return 0
 
 
@@ -178,6 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--sample", action="store_true", help="use the testenv's own dataset (the shipped sample)")
     r.add_argument("--test-data", default=None, help="an Ianvs JSONL (question/answer) to run on instead")
     r.add_argument("--no-progress", action="store_true", help="no progress bars")
+    r.add_argument("--no-judge", action="store_true", help="report APR without the LLM-judge score")
     r.set_defaults(func=_cmd_run)
 
     t = sub.add_parser("prepare-tab", help="convert an official TAB JSON file to the JSONL Ianvs reads")
@@ -208,6 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("job_dir", help="<workspace>/<job name>, e.g. workspace/tab_privacy_default")
     rp.add_argument("-f", "--config", default=None, help="benchmarkingjob.yaml, for the provenance hashes")
     rp.add_argument("--test-data", default=None, help="the JSONL the job ran on, for its hash")
+    rp.add_argument("--no-judge", action="store_true", help="APR without the LLM-judge score")
     rp.set_defaults(func=_cmd_report)
 
     pp = sub.add_parser("prepare-prism", help="convert PRISM prompts to Ianvs JSONL (gold identifiers in y)")

@@ -28,34 +28,30 @@ def _config_files(config_path: str) -> Dict[str, str]:
     return files
 
 
-def _apr_section(output_dir: str) -> List[str]:
-    """APR: answers with privacy vs the unprotected baseline's answers on the same samples (MiniLM cosine)."""
-    from .report_plots import _cases
+def _fmt(x: float, nd: int = 3) -> str:
+    return "" if x != x else f"{x:.{nd}f}"
 
-    cases = _cases(output_dir)
-    base = [c for c in cases if c["row"].get("cloudmodel-privacy_method") == "none"]
-    if not base:
+
+def _apr_section(rows: List[Dict]) -> List[str]:
+    if not rows:
         return []
-    ref = {p["doc_id"]: (p.get("result") or {}).get("answer") for p in base[0]["preds"] if p.get("is_hard_example")}
-    from .metrics.semantic import _model
-
-    rows = ["## Accuracy preservation (APR) against the unprotected baseline", "",
-            "| test case | samples | APR (answer similarity) |", "|---|---|---|"]
-    for c in cases:
-        if c is base[0]:
-            continue
-        pairs = [(ref[p["doc_id"]], (p.get("result") or {}).get("answer")) for p in c["preds"]
-                 if p.get("is_hard_example") and ref.get(p["doc_id"]) and (p.get("result") or {}).get("answer")]
-        if not pairs:
-            continue
-        emb = _model().encode([t for pr in pairs for t in pr], normalize_embeddings=True)
-        sims = [float(emb[2 * i] @ emb[2 * i + 1]) for i in range(len(pairs))]
-        rows.append(f"| {c['label']} | {len(sims)} | {sum(sims) / len(sims):.3f} |")
-    return rows + [""]
+    out = ["## Accuracy preservation (APR) against the unprotected baseline", "",
+           "Over the samples that both this test case and the `none` baseline sent to the cloud. Similarity: "
+           "cosine (all-MiniLM-L6-v2) of the final answer to the baseline's answer. Judge: the local LLM's "
+           "1-10 score of each answer to the unprotected request; APR (judge) = mean with privacy / mean "
+           "without. A 0.5B judge is a coarse signal.", "",
+           "| test case | n | APR (similarity) mean | sd | judge with | judge without | APR (judge) |",
+           "|---|---|---|---|---|---|---|"]
+    out += [f"| {r['label']} | {r['n']} | {_fmt(r['apr_similarity'])} | {_fmt(r['apr_similarity_sd'])} | "
+            f"{_fmt(r['judge_with'], 2)} | {_fmt(r['judge_without'], 2)} | {_fmt(r['apr_judge'])} |" for r in rows]
+    return out + [""]
 
 
-def write_report(output_dir: str, config_path: Optional[str] = None, data_file: Optional[str] = None) -> str:
-    """Write ``<output_dir>/report.md`` from the rank files; returns its path."""
+def write_report(output_dir: str, config_path: Optional[str] = None, data_file: Optional[str] = None,
+                 judge: bool = True) -> str:
+    """Write ``<output_dir>/report.md`` from the rank files; returns its path.
+
+    ``judge=False`` skips the LLM-judge half of APR (it calls the local model once per cloud answer)."""
     sel = os.path.join(output_dir, "rank", "selected_rank.csv")
     lines = ["# Benchmark report", ""]
     if os.path.isfile(sel):
@@ -66,14 +62,19 @@ def write_report(output_dir: str, config_path: Optional[str] = None, data_file: 
                       "|" + "---|" * len(header)]
             lines += ["| " + " | ".join(r.get(h, "") or "" for h in header) + " |" for r in rows]
             lines.append("")
+    apr: List[Dict] = []
     try:
-        lines += _apr_section(output_dir)
-    except Exception as exc:  # noqa: BLE001 - the leaderboard must survive a missing embedding model
+        from .metrics.apr import apr_rows
+        from .report_plots import _cases
+
+        apr = apr_rows(_cases(output_dir), judge=None if judge else (lambda request, answer: float("nan")))
+        lines += _apr_section(apr)
+    except Exception as exc:  # noqa: BLE001 - the leaderboard must survive a missing embedding or judge model
         lines += [f"(APR not computed: {type(exc).__name__}: {exc})", ""]
     try:
         from .report_plots import make_plots
 
-        plots = make_plots(output_dir)
+        plots = make_plots(output_dir, apr)
     except Exception as exc:  # a plot must never hide the leaderboard
         plots, lines = [], lines + [f"(plots not drawn: {type(exc).__name__}: {exc})", ""]
     if plots:

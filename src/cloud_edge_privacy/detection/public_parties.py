@@ -1,0 +1,51 @@
+"""Public parties of court judgments: institutions, headings, the respondent State and its Government.
+
+General NER tags them and TAB's annotators leave them unmasked (NO_MASK): they do not identify the
+person a judgment is about.  Used by the spaCy recognizer (per span) and by the pipeline's optional
+context filter (on the merged spans, where the surrounding text is known).
+"""
+from __future__ import annotations
+
+import re
+from typing import List, Sequence
+
+from ..spans import Span
+
+_INSTITUTION = re.compile(
+    r"^(?:the\s+)?(?:(?:[A-Z][a-z]+\s+)*(?:Court|Chamber|Grand Chamber|Council|Government|State|Commission|"
+    r"Registry|Registrar|Tribunal|Section|Convention|Parliament|Assembly|Ministry|Committee|Office|Agency)"
+    r"(?:\s+of\s+[A-Z][\w ]+)?|European Commission of Human Rights|inter alia)$")
+# "<State> Government" / "<State> authorities" / "Government of <State>": the respondent party.
+_GOVERNMENT = re.compile(r"^(?:the\s+)?(?:[A-Z][\w-]+\s+)*(?:Government|authorities)$|^(?:the\s+)?Government of\s",
+                         re.IGNORECASE)
+# The respondent State right after "application (no. ...) against (the)" in a judgment's first sentence.
+_RESPONDENT_CONTEXT = re.compile(r"application[^)]{0,40}\)\s+against\s+(?:the\s+)?$")
+
+
+def is_public_institution(surface: str, category: str) -> bool:
+    """Generic institutions, headings and state names that general NER over-tags in judgments."""
+    text = " ".join(surface.split())
+    if text.isupper() and len(text) > 3:  # headings such as "THE FACTS", "PROCEDURE"
+        return True
+    if category == "ORG" and _INSTITUTION.match(text):
+        return True
+    if category == "LOC":
+        from ..desensitization.gazetteer import country_of
+
+        return country_of(text) == text or text.lower().startswith(("republic of", "the republic of",
+                                                                    "united kingdom", "northern ireland"))
+    return False
+
+
+def is_public_party(text: str, span: Span) -> bool:
+    """The respondent State named as party, or a State's Government, judged with the text around it."""
+    if span.category not in ("ORG", "LOC"):
+        return False
+    if _GOVERNMENT.search(" ".join(text[span.start:span.end].split())):
+        return True
+    return _RESPONDENT_CONTEXT.search(text[max(0, span.start - 80):span.start]) is not None
+
+
+def drop_public_parties(text: str, spans: Sequence[Span]) -> List[Span]:
+    """The spans that do not name a public party (see :func:`is_public_party`)."""
+    return [s for s in spans if not is_public_party(text, s)]
