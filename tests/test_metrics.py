@@ -109,20 +109,31 @@ def test_hand_worked_two_annotators_titles_and_per_annotator_precision():
     assert c["token_precision"] == round(5 / 6, 6)
 
 
-def test_score_tab_cli_matches_the_library_on_hand_built_masks(tmp_path, capsys):
+DATA = __import__("pathlib").Path(__file__).parent / "data"
+
+
+@pytest.mark.parametrize("case, expected", [
+    # the documents of test_hand_worked_tab_scores and test_hand_worked_two_annotators_..., as TAB JSON files
+    ("one", (0.0, 1.0, 0.8, 1.0)),
+    ("two", (1.0, 0.5, 0.75, round(5 / 6, 6))),
+])
+def test_score_tab_cli_on_the_hand_worked_files(case, expected, capsys):
     import json
     from cloud_edge_privacy.cli import main
 
-    doc = {"doc_id": "d1", "text": TEXT, "dataset_type": "dev",
-           "annotations": {"a1": {"entity_mentions": GOLD["annotations"]["a1"]}}}
-    (tmp_path / "g.json").write_text(json.dumps([doc]))
-    masks = {"d1": [[3, 13, "X"], [23, 27, "X"], [47, 51, "X"]]}
-    (tmp_path / "m.json").write_text(json.dumps(masks))
-    assert main(["score-tab", "--gold", str(tmp_path / "g.json"), "--masks", str(tmp_path / "m.json")]) == 0
+    gold, masks = DATA / f"hand_worked_gold_{case}.json", DATA / f"hand_worked_masks_{case}.json"
+    assert main(["score-tab", "--gold", str(gold), "--masks", str(masks)]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert (out["ER_di"], out["ER_qi"], out["token_recall"], out["token_precision"]) == (0.0, 1.0, 0.8, 1.0)
-    (tmp_path / "bad.json").write_text(json.dumps({"d1": [[5, 2, "X"]]}))
-    assert main(["score-tab", "--gold", str(tmp_path / "g.json"), "--masks", str(tmp_path / "bad.json")]) == 2
+    assert (out["ER_di"], out["ER_qi"], out["token_recall"], out["token_precision"]) == expected
+
+
+def test_score_tab_cli_rejects_bad_masks(tmp_path, capsys):
+    import json
+    from cloud_edge_privacy.cli import main
+
+    (tmp_path / "bad.json").write_text(json.dumps({"one_annotator": [[5, 2, "X"]]}))
+    assert main(["score-tab", "--gold", str(DATA / "hand_worked_gold_one.json"), "--masks", str(tmp_path / "bad.json")]) == 2
+    assert "bad.json" in capsys.readouterr().err
 
 
 def test_attacks_on_hand_built_traffic():
