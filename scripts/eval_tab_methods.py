@@ -20,10 +20,10 @@ from cloud_edge_privacy.metrics.tab_official import score_masks  # noqa: E402
 from cloud_edge_privacy.stats import percentile as pct  # noqa: E402
 from cloud_edge_privacy.tab_data import load_tab  # noqa: E402
 
+METHODS = [("suppression", None), ("placeholder", None), ("pseudonym", None), ("generalization", None),
+           ("adaptive", None), ("dp_numbers", None), ("metric_dp_words", 8.0), ("prism_ldp", 2.0)]
 ROWS = [("spacy", "suppression", None), ("presidio", "suppression", None)] + [
-    ("default", m, None) for m in ["suppression", "placeholder", "pseudonym", "generalization", "adaptive"]
-] + [("default", "dp_numbers", None), ("default", "metric_dp_words", 8.0), ("default", "prism_ldp", 2.0),
-     ("high_recall", "adaptive", None)]
+    (det, m, eps) for det in ("default", "high_recall") for m, eps in METHODS]
 
 
 def main() -> None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 from typing import Dict, List, Optional
 
@@ -47,6 +48,30 @@ def _apr_section(rows: List[Dict]) -> List[str]:
     return out + [""]
 
 
+SUMMARY_METRICS = ("pdr", "sels", "leak_direct", "iar", "iar_coref_leak", "iar_reidentification", "iar_inference",
+                   "cpp", "er_di", "er_qi", "token_precision", "edge_ratio", "cloud_tokens", "latency_mean_ms",
+                   "lo_pct", "ti_pct", "privacy_failures")
+
+
+def _summary_section(cases: List[Dict], apr: List[Dict]) -> List[str]:
+    """One compact row per test case (all_rank order): its label, the metrics it has, and APR."""
+    if not cases:
+        return []
+    cols = [m for m in SUMMARY_METRICS if any(c["row"].get(m) not in (None, "") for c in cases)]
+    by_label = {r["label"]: r for r in apr}
+    head = ["test case"] + cols + (["apr_similarity", "apr_judge"] if apr else [])
+    out = ["## Summary per test case (all_rank order)", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for c in cases:
+        cells = [c["label"]] + [c["row"].get(m) or "" for m in cols]
+        if apr:
+            r = by_label.get(c["label"], {})
+            base = c["row"].get("cloudmodel-privacy_method") == "none"
+            cells += ["1 (reference)", "1 (reference)"] if base else [_fmt(r.get("apr_similarity", math.nan)),
+                                                                      _fmt(r.get("apr_judge", math.nan))]
+        out.append("| " + " | ".join(str(x) for x in cells) + " |")
+    return out + [""]
+
+
 def write_report(output_dir: str, config_path: Optional[str] = None, data_file: Optional[str] = None,
                  judge: bool = True) -> str:
     """Write ``<output_dir>/report.md`` from the rank files; returns its path.
@@ -62,15 +87,17 @@ def write_report(output_dir: str, config_path: Optional[str] = None, data_file: 
                       "|" + "---|" * len(header)]
             lines += ["| " + " | ".join(r.get(h, "") or "" for h in header) + " |" for r in rows]
             lines.append("")
+    from .report_plots import _cases
+
+    cases = _cases(output_dir)
     apr: List[Dict] = []
     try:
         from .metrics.apr import apr_rows
-        from .report_plots import _cases
 
-        apr = apr_rows(_cases(output_dir), judge=None if judge else (lambda request, answer: float("nan")))
-        lines += _apr_section(apr)
+        apr = apr_rows(cases, judge=None if judge else (lambda request, answer: float("nan")))
     except Exception as exc:  # noqa: BLE001 - the leaderboard must survive a missing embedding or judge model
         lines += [f"(APR not computed: {type(exc).__name__}: {exc})", ""]
+    lines += _summary_section(cases, apr) + _apr_section(apr)
     try:
         from .report_plots import make_plots
 
