@@ -138,3 +138,19 @@ def test_shipped_example_config_is_valid(in_repo):
     assert len(job.algorithms) == 3
     metric_names = {m["name"] for m in job.testenv.metrics}
     assert set(job.rank["selected_dataitem"]["metrics"]) <= metric_names
+
+
+@pytest.mark.parametrize("job, mode", [("benchmarkingjob_full.yaml", "mining-then-inference"),
+                                       ("benchmarkingjob_full_itm.yaml", "inference-then-mining")])
+def test_full_grid_crosses_epsilon_only_with_the_methods_that_take_it(in_repo, job, mode):
+    from cloud_edge_privacy.gateway import EPSILON_METHODS
+
+    j = load_benchmarking_job(f"examples/TAB/cloud_edge_collaborative_inference_bench/{job}")
+    assert j.testenv.mining_mode == mode
+    cases = [(a.name, a.modules["cloudmodel"].hyperparameters) for a in j.algorithms]
+    assert len(cases) == 26
+    masking = sorted(hp["privacy_method"] for name, hp in cases if name == "masking")
+    assert masking == sorted(["none", "suppression", "placeholder", "pseudonym", "generalization", "adaptive"])
+    assert all("epsilon" not in hp for name, hp in cases if name == "masking")
+    dp = {(hp["privacy_method"], hp["epsilon"]) for name, hp in cases if name == "dp"}
+    assert dp == {(m, e) for m in EPSILON_METHODS for e in (0.5, 1, 2, 4, 8)}
