@@ -187,3 +187,26 @@ def test_public_party_filter_drops_the_respondent_state_and_government_only():
     assert len(Detector([recog]).analyze(text)) == len(kept) + 2
     # a person is never a public party, whatever precedes it
     assert not is_public_party("an application (no. 1/06) against Mr Osman", Span(36, 44, "PERSON", 1.0, "x"))
+
+
+def test_detector_cache_replays_the_original_detection_time():
+    """A cache hit returns the same spans and the time of the first computation, not ~0 ms."""
+    import time
+
+    from cloud_edge_privacy.detection.pipeline import Detector
+
+    class Slow(_FixedRecognizer):
+        calls = 0
+
+        def analyze(self, text):
+            Slow.calls += 1
+            time.sleep(0.05)
+            return super().analyze(text)
+
+    det = Detector([Slow(("Oslo", "LOC"))], cache_size=2)
+    spans1, ms1 = det.analyze_timed("He lives in Oslo.")
+    spans2, ms2 = det.analyze_timed("He lives in Oslo.")
+    assert Slow.calls == 1 and spans1 == spans2 and ms1 >= 50 and ms2 == ms1
+    det.analyze_timed("a"), det.analyze_timed("b")  # evicts the first text (cache of 2)
+    det.analyze_timed("He lives in Oslo.")
+    assert Slow.calls == 4

@@ -111,11 +111,11 @@ class LlamaEdgeModel:
 
     def profile(self, text: str) -> Dict[str, Any]:
         """Privacy profile of the input: detected entities and the document risk."""
+        spans, detection_ms = self._profiler.detector.analyze_timed(text)
         t0 = time.perf_counter()
-        spans = self._profiler.detector.analyze(text)
         n_tokens = len(text.split())
-        return {"entities": [s.to_dict() for s in spans], "risk": document_risk(spans, n_tokens),
-                "n_tokens": n_tokens, "profiling_ms": (time.perf_counter() - t0) * 1e3}
+        out = {"entities": [s.to_dict() for s in spans], "risk": document_risk(spans, n_tokens), "n_tokens": n_tokens}
+        return dict(out, profiling_ms=detection_ms + (time.perf_counter() - t0) * 1e3)
 
     def predict(self, data: Any, **kwargs: Any) -> Dict[str, Any]:
         x = as_sample(data)
