@@ -4,8 +4,9 @@ It learns *what TAB annotators mask*: only DIRECT and QUASI mentions are trainin
 with TAB's 8 entity types; NO_MASK mentions (courts, the Convention, ...) are left as plain text.
 Fixed seed, deterministic (two runs gave byte-identical weights); CPU only (about 3-4 minutes for 25
 epochs on 2 cores).  ``--init blank`` (the default detector's model) is saved under
-src/cloud_edge_privacy/detection/tab_ner_model/ (3.9 MB, our own weights, committed); ``--init sm`` starts from en_core_web_sm's tok2vec and is saved in the cache
-directory (not committed: it contains re-trained third-party weights), for ``--detector high_recall``.
+src/cloud_edge_privacy/detection/tab_ner_model/ (3.9 MB, our own weights, committed); ``--init sm``
+starts from en_core_web_sm's tok2vec and is saved in the cache directory (not committed: it contains
+re-trained third-party weights), for ``--detector high_recall``.
 
     .venv/bin/python scripts/train_tab_ner.py --data-dir ../shared/data/tab [--epochs 25] [--init sm]
 """
