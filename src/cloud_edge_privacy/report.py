@@ -87,9 +87,9 @@ def write_report(output_dir: str, config_path: Optional[str] = None, data_file: 
                       "|" + "---|" * len(header)]
             lines += ["| " + " | ".join(r.get(h, "") or "" for h in header) + " |" for r in rows]
             lines.append("")
-    from .report_plots import _cases
+    from .report_plots import load_cases, make_plots
 
-    cases = _cases(output_dir)
+    cases = load_cases(output_dir)
     apr: List[Dict] = []
     try:
         from .metrics.apr import apr_rows
@@ -99,9 +99,7 @@ def write_report(output_dir: str, config_path: Optional[str] = None, data_file: 
         lines += [f"(APR not computed: {type(exc).__name__}: {exc})", ""]
     lines += _summary_section(cases, apr) + _apr_section(apr)
     try:
-        from .report_plots import make_plots
-
-        plots = make_plots(output_dir, apr)
+        plots = make_plots(output_dir, apr, cases)
     except Exception as exc:  # a plot must never hide the leaderboard
         plots, lines = [], lines + [f"(plots not drawn: {type(exc).__name__}: {exc})", ""]
     if plots:

@@ -11,7 +11,8 @@ from typing import Dict, List, Optional
 STAGES = ("profiling", "edge_generation", "detection", "desensitization", "cloud_call", "restoration", "refinement")
 
 
-def _cases(output_dir: str) -> List[Dict]:
+def load_cases(output_dir: str) -> List[Dict]:
+    """Each test case of a finished job: its label, its all_rank row and its predictions."""
     rank = os.path.join(output_dir, "rank", "all_rank.csv")
     if not os.path.isfile(rank):
         return []
@@ -98,16 +99,17 @@ def _privacy_utility(plt, path: str, cases: List[Dict], apr: List[Dict]) -> bool
     return drawn
 
 
-def make_plots(output_dir: str, apr: Optional[List[Dict]] = None) -> List[str]:
+def make_plots(output_dir: str, apr: Optional[List[Dict]] = None, cases: Optional[List[Dict]] = None) -> List[str]:
     """Write latency_breakdown.png, routes.png and privacy_utility.png; returns their file names.
 
-    ``apr`` are the rows of :func:`cloud_edge_privacy.metrics.apr.apr_rows` for the same job."""
+    ``apr`` are the rows of :func:`cloud_edge_privacy.metrics.apr.apr_rows` for the same job; ``cases``
+    the job's :func:`load_cases` when the caller has read them already."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    cases = _cases(output_dir)
+    cases = load_cases(output_dir) if cases is None else cases
     if not cases:
         return []
     made = []
