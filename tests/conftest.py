@@ -33,10 +33,26 @@ def write_json(tmp_path):
 
 
 @pytest.fixture(autouse=True)
-def fresh_decision_store():
-    """Routing decisions are process-wide; no test may see another's."""
-    from cloud_edge_privacy import decision_store
-
-    decision_store.clear()
+def own_run_context(monkeypatch, tmp_path):
+    """Each test gets its own output folder, hence its own run context (decisions, audit log)."""
+    monkeypatch.setenv("RESULT_SAVED_URL", str(tmp_path / "out"))
     yield
-    decision_store.clear()
+    from cloud_edge_privacy.context import CONTEXTS
+
+    CONTEXTS.drop(str(tmp_path / "out"))
+
+
+@pytest.fixture
+def fake_cloud(monkeypatch, tmp_path):
+    """A logging fake OpenAI server on 127.0.0.1, configured as the cloud endpoint (mode via .mode)."""
+    import sys
+
+    sys.path.insert(0, str(REPO / "tests"))
+    from fakes.fake_openai import FakeOpenAI
+
+    with FakeOpenAI() as fake:
+        monkeypatch.setenv("CEP_CLOUD_BASE_URL", fake.base_url)
+        monkeypatch.setenv("CEP_CLOUD_MODEL", "fake")
+        monkeypatch.setenv("CEP_CLOUD_API_KEY", "k-test")
+        monkeypatch.setenv("CEP_CACHE_DIR", str(tmp_path / "cache"))
+        yield fake

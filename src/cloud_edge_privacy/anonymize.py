@@ -9,9 +9,11 @@ from typing import Any, Dict, List, Optional
 
 from tqdm import tqdm
 
-from .detection import Detector
+from .detection import Detector, build_detector
+from .egress import check_egress
 from .errors import DataValidationError
-from .gateway import PrivacyGateway
+from .gateway import NO_PROTECTION, PrivacyGateway
+from .randomness import Randomness
 from .metrics.tab_official import score_masks
 from .tab_data import TabDocument, load_tab, read_json_file
 
@@ -21,21 +23,29 @@ def gold_dict(doc: TabDocument) -> Dict[str, Any]:
             "annotations": {a: [m.to_dict() for m in ms] for a, ms in doc.annotations.items()}}
 
 
-def anonymize_documents(docs: List[TabDocument], method: str, seed: int = 0, detector: Optional[Detector] = None,
-                        progress: bool = True, **params: Any) -> Dict[str, Any]:
-    """Run the gateway over documents; returns masks, texts, per-document timings and ε spent."""
-    gw = PrivacyGateway(method, seed=seed, detector=detector, **params)
-    # Each distinct (category, value) is randomized once per document; ε is reported per document.
-    masks, texts, timings, epsilons = {}, {}, [], {}
+def anonymize_documents(docs: List[TabDocument], method: str, randomness: Randomness,
+                        detector: Optional[Detector] = None, progress: bool = True,
+                        params: Optional[Dict[str, Any]] = None, guard: bool = True) -> Dict[str, Any]:
+    """Run the gateway (and the egress guard) over documents: masks, texts, timings, ε per kind.
+
+    A document the egress guard blocks keeps its masks (they are what detection found) but gets no text:
+    its ``status`` is ``privacy_failure``.
+    """
+    gw = PrivacyGateway(method, randomness, detector, method_params=params or {})
+    structured = build_detector("structured") if guard and method != NO_PROTECTION else None
+    masks, texts, timings, epsilons, status = {}, {}, [], {}, {}
     for doc in tqdm(docs, desc=f"anonymize ({method})", unit="doc", disable=not progress):
         t0 = time.perf_counter()
-        prot = gw.protect(doc.text)
+        prot = gw.protect(doc.text, scope=doc.doc_id)
+        findings = check_egress(prot, structured) if guard else []
         timings.append((time.perf_counter() - t0) * 1e3)
         masks[doc.doc_id] = prot.masks()
-        texts[doc.doc_id] = prot.text
-        if prot.result is not None and prot.result.epsilon is not None:
-            epsilons[doc.doc_id] = prot.result.epsilon
-    return {"masks": masks, "texts": texts, "latency_ms": timings, "epsilon": epsilons}
+        status[doc.doc_id] = "privacy_failure" if findings else "ok"
+        texts[doc.doc_id] = None if findings else prot.fields[0]
+        if prot.epsilon_by_kind():
+            epsilons[doc.doc_id] = prot.epsilon_by_kind()
+    return {"masks": masks, "texts": texts, "latency_ms": timings, "epsilon": epsilons, "status": status,
+            "randomness": randomness.label}
 
 
 def write_masks(masks: Dict[str, List[List[Any]]], path: str) -> None:

@@ -16,21 +16,36 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from .report import write_report
     from .runner import run_job
 
+    if _paradigm(args.config) == "federatedlearning":
+        from .federated.ianvs_runner import run_federated_job
+
+        run_federated_job(args.config, progress=not args.no_progress)
+        return 0
+    if sum(bool(v) for v in (args.test_data, args.sample, args.data_dir)) > 1:
+        raise BenchmarkError("give at most one of --test-data, --sample and --data-dir")
     if args.test_data:
         tab_file = None
-        print(f"data: {args.test_data}")
+        print(f"data: {args.test_data} (--test-data)")
     elif args.sample:
         tab_file = None
-        print("data: the dataset named in testenv.yaml (the shipped fictional sample)")
+        print("data: the dataset named in the testenv YAML (--sample)")
     else:
         tab_file = resolve_tab_file(args.data_dir, args.split)
-        print(f"data: {tab_file}" if tab_file else "data: the dataset named in testenv.yaml (shipped sample)")
+        origin = "--data-dir" if args.data_dir else "$TAB_DATA_DIR"
+        print(f"data: {tab_file} ({origin})" if tab_file else "data: the dataset named in the testenv YAML "
+              "(as Ianvs; override with --data-dir, $TAB_DATA_DIR or --test-data)")
     t0 = time.perf_counter()
     summary = run_job(args.config, tab_file, args.limit, progress=not args.no_progress, test_data=args.test_data)
     report = (write_report(summary.output_dir, args.config, summary.data_file, judge=not args.no_judge)
               if summary.results else None)
-    print(f"\n{len(summary.results)} test case(s) finished, {len(summary.failures)} failed, "
-          f"in {time.perf_counter() - t0:.1f} s")
+    print(f"\n{len(summary.results)} test case(s) finished, "
+          f"{sum(1 for f in summary.failures if 'error' in f)} failed; "
+          f"{summary.samples - summary.sample_failures}/{summary.samples} samples completed, "
+          f"{summary.sample_failures} failed, in {time.perf_counter() - t0:.1f} s")
+    for f in summary.failures:
+        if "statuses" in f:
+            print(f"  {f['test_case']}: {f['failed_samples']}/{f['samples']} samples failed {f['statuses']}",
+                  file=sys.stderr)
     for kind, path in summary.rank_files.items():
         print(f"{kind} rank: {path}")
     if report:
@@ -40,6 +55,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"failures: {os.path.join(summary.output_dir, 'failures.json')}", file=sys.stderr)
         return 1
     return 0
+
+
+def _paradigm(config: str) -> str:
+    """The paradigm of the job's first algorithm (dispatch between our jointinference and federated runners)."""
+    from .ianvs_config import load_yaml
+
+    job = load_yaml(config, "benchmarkingjob")
+    algos = ((job.get("test_object") or {}).get("algorithms") or [])
+    if not algos or not isinstance(algos[0], dict) or not algos[0].get("url"):
+        return "jointinference"
+    return str(load_yaml(algos[0]["url"], "algorithm").get("paradigm_type", "jointinference"))
 
 
 def _cmd_prepare(args: argparse.Namespace) -> int:
@@ -54,27 +80,38 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
     import json as _json
 
     from .anonymize import anonymize_documents, write_masks
-
-    docs = load_tab(args.input)
-    params = {"epsilon": args.epsilon} if args.epsilon is not None else {}
-    from .gateway import EPSILON_METHODS
-
-    if params and args.method not in EPSILON_METHODS:
-        raise BenchmarkError(f"--epsilon applies to {EPSILON_METHODS}, not to {args.method!r}")
     from .detection import build_detector
+    from .module_configs import CloudModelConfig, validate_config
+    from .randomness import Randomness
 
-    out = anonymize_documents(docs, args.method, seed=args.seed, progress=not args.no_progress,
-                              detector=build_detector(args.detector), **params)
+    # the same validation as the YAML's cloud module: unknown method, ε for a method without a budget,
+    # non-finite or non-positive ε are errors before any model loads
+    cfg = validate_config(CloudModelConfig, {"privacy_method": args.method, "epsilon": args.epsilon},
+                          "anonymize options (--method/--epsilon)")
+    if args.seed is not None:
+        rand = Randomness.benchmark(args.seed)
+        print(f"randomness: {rand.label}", file=sys.stderr)
+    else:
+        rand = Randomness.deployment()
+    docs = load_tab(args.input)
+    out = anonymize_documents(docs, args.method, rand, progress=not args.no_progress,
+                              detector=build_detector(args.detector), params=cfg.operator_params())  # type: ignore[attr-defined]
     write_masks(out["masks"], args.masks_out)
     print(f"wrote masks for {len(out['masks'])} documents to {args.masks_out}")
+    blocked = [d for d, s in out["status"].items() if s != "ok"]
+    if blocked:
+        print(f"egress guard blocked {len(blocked)} document(s): no text is released for them", file=sys.stderr)
     if args.texts_out:
         Path(args.texts_out).parent.mkdir(parents=True, exist_ok=True)
-        with open(args.texts_out, "w", encoding="utf-8") as fh:
+        tmp = f"{args.texts_out}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
             for doc_id, text in out["texts"].items():
-                rec = {"doc_id": doc_id, "text": text, "method": args.method}
+                rec = {"doc_id": doc_id, "text": text, "method": args.method, "status": out["status"][doc_id],
+                       "randomness": out["randomness"]}
                 if doc_id in out["epsilon"]:
                     rec["epsilon_spent"] = out["epsilon"][doc_id]
                 fh.write(_json.dumps(rec, ensure_ascii=False) + "\n")
+        os.replace(tmp, args.texts_out)
         print(f"wrote desensitized texts to {args.texts_out}")
     return 0
 
@@ -173,10 +210,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("-f", "--config", required=True, help="benchmarkingjob.yaml (paths inside resolve against the CWD)")
     r.add_argument("--limit", type=int, default=None, help="only the first N samples")
     r.add_argument("--data-dir", default=None,
-                   help="TAB folder holding echr_<split>.json, or a TAB JSON file (else $TAB_DATA_DIR, else "
-                        "../shared/data/tab, else the testenv's dataset)")
+                   help="TAB folder holding echr_<split>.json, or a TAB JSON file (else $TAB_DATA_DIR, else the "
+                        "dataset the testenv YAML names, as Ianvs does)")
     r.add_argument("--split", default="dev", help="TAB split to read from --data-dir (default: dev)")
-    r.add_argument("--sample", action="store_true", help="use the testenv's own dataset (the shipped sample)")
+    r.add_argument("--sample", action="store_true",
+                   help="use the testenv's own dataset even when $TAB_DATA_DIR is set")
     r.add_argument("--test-data", default=None, help="an Ianvs JSONL (question/answer) to run on instead")
     r.add_argument("--no-progress", action="store_true", help="no progress bars")
     r.add_argument("--no-judge", action="store_true", help="report APR without the LLM-judge score")
@@ -192,8 +230,10 @@ def build_parser() -> argparse.ArgumentParser:
     a = sub.add_parser("anonymize", help="desensitize a TAB JSON file; write masks (and texts)")
     a.add_argument("--input", required=True, help="TAB JSON file")
     a.add_argument("--method", required=True, help="privacy method (see the README for the list)")
-    a.add_argument("--epsilon", type=float, default=None, help="privacy budget for DP/LDP methods")
-    a.add_argument("--seed", type=int, default=0, help="seed for every random mechanism")
+    a.add_argument("--epsilon", type=float, default=None, help="privacy budget for DP/LDP methods (finite, > 0)")
+    a.add_argument("--seed", type=int, default=None,
+                   help="benchmark mode: reproducible from this seed, NOT private against whoever knows it "
+                        "(default: deployment mode, OS CSPRNG noise and keyed choices under $CEP_SECRET_KEY)")
     a.add_argument("--detector", default="default",
                    help="default | regex+spacy | tab_ner | spacy | presidio (the last two are baselines)")
     a.add_argument("--masks-out", required=True, help="masks.json: {doc_id: [[start, end, replacement], ...]}")

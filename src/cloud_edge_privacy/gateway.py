@@ -1,56 +1,96 @@
-"""The privacy gateway: detect -> desensitize, run on the edge before anything goes to the cloud."""
+"""The privacy gateway: detect once over every outgoing field, desensitize, charge the DP budget.
+
+All fields of one request (system and user messages, instruction, document, tool results) are joined into
+one document, so detection and co-reference see them together and one operator call gives consistent
+replacements across fields (the instruction's "John Smith" gets the same surrogate as the document's).
+Any exception becomes :class:`PrivacyGatewayError`: the caller sends nothing (fail closed).
+"""
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .desensitization import Desensitized, get_operator
-from .desensitization.pseudonyms import restore_answer
-from .detection import Detector, default_detector
+from .desensitization.base import operator_spec
 from .errors import PrivacyGatewayError
+from .randomness import Randomness
 from .spans import Span
 
 NO_PROTECTION = "none"  # baseline only: sends the raw text; never counts as a privacy method
-EPSILON_METHODS = ("dp_numbers", "metric_dp_words", "prism_ldp", "uniform_ldp")  # methods that take a privacy budget ε
+FIELD_JOINER = "\n\n"
+
+
+def budgeted_methods() -> Tuple[str, ...]:
+    """Methods that take a privacy budget ε (declared by the operators themselves)."""
+    from .desensitization import list_operators
+
+    return tuple(m for m in list_operators() if operator_spec(m).budgeted)
+
+
+def split_spans_at(spans: Sequence[Span], bounds: Sequence[Tuple[int, int]]) -> List[Span]:
+    """Clip spans to field boundaries: a span crossing two fields becomes one span per field."""
+    out: List[Span] = []
+    for s in spans:
+        for lo, hi in bounds:
+            a, b = max(s.start, lo), min(s.end, hi)
+            if a < b:
+                out.append(Span(a, b, s.category, s.score, s.source))
+    return out
 
 
 @dataclass
-class Protected:
-    original: str
-    text: str
+class ProtectedFields:
+    """The outcome of protecting one request's fields."""
+
+    originals: List[str]
+    fields: List[str]
     method: str
-    spans: List[Span]
+    spans: List[Span]                       # on the joined original document
     result: Optional[Desensitized]
+    untouched: List[List[Tuple[int, int]]]  # per protected field: regions no replacement produced
+    replaced: List[Tuple[Span, str]]        # (original span, its replacement) for every rewritten span
+    joined: str
     timings_ms: Dict[str, float] = field(default_factory=dict)
 
-    def masks(self) -> List[List[Any]]:
-        return self.result.masks() if self.result else []
-
     def restore(self, answer: str) -> str:
-        """Put pseudonymized values back into an answer (no-op for irreversible methods)."""
-        return restore_answer(answer, self.result) if self.result is not None else answer
+        """Put pseudonyms and placeholders back into an answer (identity for irreversible methods)."""
+        return self.result.restore(answer) if self.result is not None else answer
+
+    def masks(self, field_index: int = -1) -> List[List[Any]]:
+        """``[start, end, replacement]`` in the offsets of one original field (TAB's mask format)."""
+        idx = field_index % len(self.originals)
+        lo = sum(len(f) + len(FIELD_JOINER) for f in self.originals[:idx])
+        hi = lo + len(self.originals[idx])
+        return [[s.start - lo, s.end - lo, new] for s, new in self.replaced
+                if lo <= s.start and s.end <= hi and new != self.joined[s.start:s.end]]
+
+    def epsilon_by_kind(self) -> Dict[str, float]:
+        return self.result.epsilon_by_kind() if self.result is not None else {}
 
 
 class PrivacyGateway:
-    """Detect private spans and rewrite them with the configured method.
+    """Detect private spans and rewrite them with one configured method.
 
-    Any exception inside is re-raised as :class:`PrivacyGatewayError` so that callers fail closed.
+    ``accountant`` (optional) is charged with every randomized release before the text is returned; a
+    budget overrun raises :class:`PrivacyGatewayError`.
     """
 
-    def __init__(self, method: str = "placeholder", seed: int = 0, detector: Optional[Detector] = None,
-                 epsilon: Optional[float] = None, **method_params: Any) -> None:
+    def __init__(self, method: str, randomness: Randomness, detector: Any = None, accountant: Any = None,
+                 method_params: Optional[Dict[str, Any]] = None) -> None:
         self.method = method
-        self.seed = seed
+        self.randomness = randomness
         self._detector = detector
-        if epsilon is not None and method in EPSILON_METHODS:
-            method_params["epsilon"] = float(epsilon)
-        self.operator = None if method == NO_PROTECTION else get_operator(method, **method_params)
+        self.accountant = accountant
+        # An unknown method or a bad parameter fails here, when the gateway is built.
+        self.operator = None if method == NO_PROTECTION else get_operator(method, **(method_params or {}))
 
     @property
-    def detector(self) -> Detector:
+    def detector(self) -> Any:
         if self._detector is None:
-            self._detector = default_detector()
+            from .detection import build_detector
+
+            self._detector = build_detector("default")
         return self._detector
 
     def warm_up(self) -> None:
@@ -58,20 +98,73 @@ class PrivacyGateway:
         if self.operator is not None:
             self.detector.analyze("Warm-up: Ms Anna Berg, 1 May 2001, Oslo.")
 
-    def protect(self, text: str) -> Protected:
+    def detect(self, text: str) -> Tuple[List[Span], float]:
+        if hasattr(self.detector, "analyze_timed"):  # cache hits replay the original detection time
+            return self.detector.analyze_timed(text)
+        t0 = time.perf_counter()
+        spans = self.detector.analyze(text)
+        return spans, (time.perf_counter() - t0) * 1e3
+
+    def protect(self, text: str, scope: str = "") -> ProtectedFields:
+        return self.protect_fields([text], scope)
+
+    def protect_fields(self, fields: Sequence[str], scope: str = "") -> ProtectedFields:
+        """Protect all ``fields`` of one request together; ``scope`` names the document/conversation."""
+        originals = [str(f) for f in fields]
+        joined = FIELD_JOINER.join(originals)
+        if self.operator is None:
+            return ProtectedFields(originals, list(originals), NO_PROTECTION, [], None,
+                                   [[(0, len(f))] for f in originals], [], joined,
+                                   {"detection_ms": 0.0, "desensitization_ms": 0.0})
         try:
-            if self.operator is None:
-                return Protected(text, text, NO_PROTECTION, [], None, {"detection_ms": 0.0, "desensitization_ms": 0.0})
-            t0 = time.perf_counter()
-            if hasattr(self.detector, "analyze_timed"):  # a Detector: cache hits replay the original time
-                spans, detection_ms = self.detector.analyze_timed(text)
-            else:  # any object with analyze(text) -> spans
-                spans = self.detector.analyze(text)
-                detection_ms = (time.perf_counter() - t0) * 1e3
+            spans, detection_ms = self.detect(joined)
+            bounds, pos = [], 0
+            for f in originals:
+                bounds.append((pos, pos + len(f)))
+                pos += len(f) + len(FIELD_JOINER)
+            clipped = split_spans_at(spans, bounds)
             t1 = time.perf_counter()
-            result = self.operator(text, spans, seed=self.seed)
-            t2 = time.perf_counter()
+            result = self.operator(joined, clipped, self.randomness, scope)
+            desens_ms = (time.perf_counter() - t1) * 1e3
+            if self.accountant is not None:
+                self.accountant.charge(scope, result.charges)
+            protected, untouched = _split_result(result, originals)
+        except PrivacyGatewayError:
+            raise
         except Exception as exc:  # fail closed: the caller must not send anything
             raise PrivacyGatewayError(f"privacy method {self.method!r} failed: {type(exc).__name__}: {exc}") from exc
-        return Protected(text, result.text, self.method, spans, result,
-                         {"detection_ms": detection_ms, "desensitization_ms": (t2 - t1) * 1e3})
+        replaced = [(Span(r.start, r.end, r.category), r.replacement) for r in result.replacements]
+        return ProtectedFields(originals, protected, self.method, clipped, result, untouched, replaced, joined,
+                               {"detection_ms": detection_ms, "desensitization_ms": desens_ms})
+
+
+def _split_result(result: Desensitized, originals: Sequence[str]) -> Tuple[List[str], List[List[Tuple[int, int]]]]:
+    """Cut the desensitized joined text back into fields, with each field's untouched regions."""
+    reps = sorted(result.replacements, key=lambda r: r.start)
+
+    def new_pos(old: int) -> int:
+        shift = 0
+        for r in reps:
+            if r.end <= old:
+                shift += (r.new_end - r.new_start) - (r.end - r.start)
+        return old + shift
+
+    fields, untouched, pos = [], [], 0
+    for f in originals:
+        lo, hi = new_pos(pos), new_pos(pos + len(f))
+        fields.append(result.text[lo:hi])
+        regions, cur = [], lo
+        for r in reps:
+            if r.new_start >= lo and r.new_end <= hi:
+                if r.new_start > cur:
+                    regions.append((cur - lo, r.new_start - lo))
+                cur = max(cur, r.new_end)
+        if hi > cur:
+            regions.append((cur - lo, hi - lo))
+        untouched.append(regions)
+        pos += len(f) + len(FIELD_JOINER)
+    joined_new = FIELD_JOINER.join(fields)
+    if joined_new != result.text:
+        raise PrivacyGatewayError("desensitized text could not be split back into its fields "
+                                  "(an operator rewrote a field separator)")
+    return fields, untouched

@@ -49,6 +49,7 @@ class ModuleSpec:
     name: str
     url: Optional[str]
     hyperparameters: Dict[str, Any] = field(default_factory=dict)
+    source: str = ""  # the algorithm YAML that declared it (for error messages)
 
 
 @dataclass
@@ -162,7 +163,7 @@ def load_algorithm(name: str, path: str) -> List[Algorithm]:
         url = m.get("url")
         if mtype != "hard_example_mining" and not url:
             raise ConfigError(f"{path}: module '{mname}' ({mtype}) needs a 'url' to the file that registers it")
-        per_type[mtype] = [ModuleSpec(mtype, mname, url, hp) for hp in _hp_grid(path, mname, m.get("hyperparameters"))]
+        per_type[mtype] = [ModuleSpec(mtype, mname, url, hp, path) for hp in _hp_grid(path, mname, m.get("hyperparameters"))]
     for required in ("edgemodel", "cloudmodel", "hard_example_mining"):
         if required not in per_type:
             raise ConfigError(f"{path}: jointinference needs a module of type '{required}'")

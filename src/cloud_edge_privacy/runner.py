@@ -1,33 +1,45 @@
 """Our runner: drives the same three YAML files with the same call semantics as Ianvs + Sedna.
 
-Differences from Ianvs, on purpose: a rerun replaces the rank files instead of appending; a failing
-test case is reported (``failures.json`` and stderr) without discarding the others; the progress bar
-counts routes from ``is_hard_example`` so it is right in both mining modes.
+Differences from Ianvs, on purpose (each one keeps results trustworthy):
+* every module's hyperparameters are validated for every test case before any model loads;
+* one sample's failure is one sample's failure: it is recorded with its status and the run goes on, and a
+  failing test case does not discard the others; the exit code is non-zero when anything failed;
+* a lock per job output folder refuses a second concurrent run; an interrupted run leaves an ``INCOMPLETE``
+  marker and no stale report; a rerun replaces earlier outputs;
+* the progress bar counts routes from ``is_hard_example``, right in both mining modes.
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
+import signal
 import sys
 import time
 import traceback
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 import numpy as np
 from tqdm import tqdm
 
-from . import decision_store
+from .context import CONTEXTS
 from .errors import BenchmarkError, ConfigError
 from .ianvs_config import Algorithm, BenchmarkJob, load_benchmarking_job
 from .joint_inference import JointInference
+from .module_configs import validate_config
 from .module_loader import import_module_file
+from .pipeline import OK, safe_reason
 from .rank import CaseResult, write_rank
 from .registry import ClassFactory, ClassType
 from .tab_data import DEFAULT_INSTRUCTION, load_tab, read_ianvs_jsonl, write_ianvs_jsonl
+
+INCOMPLETE = "INCOMPLETE"
+STALE_OUTPUTS = ("report.md", "leaderboard.csv", "failures.json", "run_summary.json")
 
 
 @dataclass
@@ -46,6 +58,8 @@ class RunSummary:
     results: List[CaseResult]
     failures: List[Dict[str, Any]] = field(default_factory=list)
     data_file: str = ""
+    sample_failures: int = 0
+    samples: int = 0
 
 
 def _np_array(values: List[Any]) -> Any:
@@ -68,10 +82,39 @@ def load_dataset(path: str, limit: Optional[int] = None) -> DataSource:
     return DataSource(_np_array([r["question"] for r in records]), _np_array([r["answer"] for r in records]))
 
 
-def _build(spec) -> Any:
-    import_module_file(spec.url)
-    cls = ClassFactory.get_cls(ClassType.GENERAL, spec.name)
-    return cls(**spec.hyperparameters)
+def module_class(spec: Any) -> Any:
+    kind = ClassType.HEM if spec.type == "hard_example_mining" else ClassType.GENERAL
+    return ClassFactory.get_cls(kind, spec.name)
+
+
+def validate_job(job: BenchmarkJob) -> None:
+    """Import every module file and validate every test case's hyperparameters; nothing is built."""
+    for algo in job.algorithms:
+        for pkg in algo.third_party_packages:
+            import_module_file(pkg["url"])
+        for spec in algo.modules.values():
+            if spec.url:
+                import_module_file(spec.url)
+            cls = module_class(spec)
+            schema = getattr(cls, "Config", None)
+            if schema is not None:
+                validate_config(schema, spec.hyperparameters, f"{spec.source}: module '{spec.name}' ({spec.type})")
+
+
+def _build(spec: Any) -> Any:
+    return module_class(spec)(**spec.hyperparameters)
+
+
+def _failed_sample(x: Any, exc: BaseException) -> List[Any]:
+    doc_id = x.get("doc_id") if isinstance(x, dict) else None
+    res = {"sample_id": doc_id, "status": "error", "reason": safe_reason(exc), "answer": "", "route": None,
+           "sent_messages": None, "timings_ms": {}, "tokens": {}}
+    return [False, res, None, None]
+
+
+def sample_status(pred: List[Any]) -> str:
+    res = pred[1] if isinstance(pred, list) and len(pred) > 1 else None
+    return (res or {}).get("status", OK) if isinstance(res, dict) else "error"
 
 
 def run_test_case(job: BenchmarkJob, algo: Algorithm, data_file: str, limit: Optional[int],
@@ -92,6 +135,7 @@ def run_test_case(job: BenchmarkJob, algo: Algorithm, data_file: str, limit: Opt
     os.makedirs(saved, exist_ok=True)
     os.environ["RESULT_SAVED_URL"] = saved
     os.environ["LOCAL_TEST"] = "TRUE"
+    CONTEXTS.get(saved).clear_decisions()  # decisions of an earlier test case must not steer this one
     case_dir = os.path.join(saved, str(uuid.uuid4()))
     # 3-4. dataset and optional processor
     ds = load_dataset(data_file, limit)
@@ -102,22 +146,28 @@ def run_test_case(job: BenchmarkJob, algo: Algorithm, data_file: str, limit: Opt
     param = dict(hem_spec.hyperparameters)
     if hem_spec.name == "OracleRouter":
         param.update(edgemodel=instances["edgemodel"], cloudmodel=instances["cloudmodel"])
-    hem = ClassFactory.get_cls(ClassType.HEM, hem_spec.name)(**param)
+    hem = module_class(hem_spec)(**param)
     job_ji = JointInference(instances["edgemodel"], instances["cloudmodel"], hem)
-    decision_store.clear()  # decisions of an earlier test case must not steer this one
     mode = job.testenv.mining_mode
     y_pred: List[Any] = []
-    counts = {"edge": 0, "cloud": 0}
+    counts = {"edge": 0, "cloud": 0, "failed": 0}
     bar = tqdm(ds.x, desc=label or algo.name, unit="sample", disable=not progress, file=sys.stderr)
     for x in bar:
-        res = job_ji.inference(x, mining_mode=mode)
+        try:
+            res = job_ji.inference(x, mining_mode=mode)
+        except Exception as exc:  # noqa: BLE001 - one sample's failure is one sample's failure
+            res = _failed_sample(x, exc)
         y_pred.append(res)
         counts["cloud" if res[0] else "edge"] += 1
+        counts["failed"] += sample_status(res) != OK
         bar.set_postfix(counts)
     # 8. cleanup: every instance, then the HEM
     for inst in list(instances.values()) + [hem]:
         if hasattr(inst, "cleanup"):
             inst.cleanup()
+    # completed samples always land in predictions, before any metric can fail
+    os.makedirs(case_dir, exist_ok=True)
+    _dump_predictions(case_dir, ds, y_pred)
     # 9. metrics on a fresh, unprocessed y
     y_true = load_dataset(data_file, limit).y
     metrics: Dict[str, Any] = {}
@@ -126,8 +176,7 @@ def run_test_case(job: BenchmarkJob, algo: Algorithm, data_file: str, limit: Opt
             import_module_file(m["url"])
         fn = ClassFactory.get_cls(ClassType.GENERAL, m["name"])
         metrics[m["name"]] = fn(y_true, y_pred)
-    os.makedirs(case_dir, exist_ok=True)
-    _dump_predictions(case_dir, algo, ds, y_pred, metrics)
+    _dump_case(case_dir, algo, metrics, counts)
     return CaseResult(algo, metrics, time.strftime("%Y-%m-%d %H:%M:%S"), case_dir)
 
 
@@ -138,16 +187,19 @@ def _varying_hps(algo: Algorithm, all_algos: List[Algorithm]) -> str:
     return " ".join(f"{k.split('-', 1)[1]}={algo.hyperparameter_columns()[k]}" for k in keys)
 
 
-def _dump_predictions(case_dir: str, algo: Algorithm, ds: DataSource, y_pred: List[Any], metrics: Dict[str, Any]) -> None:
+def _dump_predictions(case_dir: str, ds: DataSource, y_pred: List[Any]) -> None:
     with open(os.path.join(case_dir, "predictions.jsonl"), "w", encoding="utf-8") as fh:
         for x, p in zip(ds.x, y_pred):
             fh.write(json.dumps({"doc_id": x.get("doc_id") if isinstance(x, dict) else None,
-                                 "is_hard_example": bool(p[0]), "result": p[1], "edge_result": p[2],
-                                 "cloud_result": p[3]}, ensure_ascii=False, default=str) + "\n")
+                                 "is_hard_example": bool(p[0]), "status": sample_status(p), "result": p[1],
+                                 "edge_result": p[2], "cloud_result": p[3]}, ensure_ascii=False, default=str) + "\n")
+
+
+def _dump_case(case_dir: str, algo: Algorithm, metrics: Dict[str, Any], counts: Dict[str, int]) -> None:
     with open(os.path.join(case_dir, "test_case.json"), "w", encoding="utf-8") as fh:
         json.dump({"algorithm": algo.name, "hyperparameters": algo.hyperparameter_columns(),
-                   "modules": {t: m.name for t, m in algo.modules.items()}, "metrics": metrics},
-                  fh, indent=1, default=str)
+                   "modules": {t: m.name for t, m in algo.modules.items()}, "metrics": metrics,
+                   "samples": counts}, fh, indent=1, default=str)
 
 
 def prepare_data(job: BenchmarkJob, tab_file: Optional[Path], split_name: str, limit: Optional[int],
@@ -160,33 +212,88 @@ def prepare_data(job: BenchmarkJob, tab_file: Optional[Path], split_name: str, l
     return out
 
 
+@contextmanager
+def job_lock(output_dir: str) -> Iterator[None]:
+    """Hold an exclusive lock on the job's output folder; a second run of the same job is refused."""
+    os.makedirs(output_dir, exist_ok=True)
+    fh = open(os.path.join(output_dir, ".lock"), "w")
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        fh.close()
+        raise BenchmarkError(f"{output_dir}: another run of this job is in progress (lock held); wait for it "
+                             "or give this run another job name/workspace") from None
+    try:
+        fh.write(str(os.getpid()))
+        fh.flush()
+        yield
+    finally:
+        fcntl.flock(fh, fcntl.LOCK_UN)
+        fh.close()
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM behaves like Ctrl-C, so both leave the outputs marked incomplete."""
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
 def run_job(config_path: str, tab_file: Optional[Path] = None, limit: Optional[int] = None,
             progress: bool = True, test_data: Optional[str] = None) -> RunSummary:
     """Run every test case of a benchmarking job and write the rank files."""
     job = load_benchmarking_job(config_path)
     if limit is not None and limit < 1:
         raise ConfigError("--limit must be at least 1")
-    data_file = test_data or prepare_data(job, tab_file, tab_file.stem if tab_file else "test", limit)
-    # A rerun replaces earlier outputs of this job instead of piling rows and audit lines up.
-    for algo_name in {a.name for a in job.algorithms}:
-        shutil.rmtree(os.path.join(job.output_dir, algo_name), ignore_errors=True)
-    shutil.rmtree(os.path.join(job.output_dir, "rank"), ignore_errors=True)
-    results: List[CaseResult] = []
-    failures: List[Dict[str, Any]] = []
-    for i, algo in enumerate(job.algorithms, 1):
-        label = f"test case {i}/{len(job.algorithms)} {algo.name} {_varying_hps(algo, job.algorithms)}".strip()
-        try:
-            results.append(run_test_case(job, algo, data_file, limit, progress, label))
-        except (BenchmarkError, Exception) as exc:  # report and continue with the other test cases
-            failures.append({"test_case": label, "error": f"{type(exc).__name__}: {exc}",
-                             "traceback": traceback.format_exc()})
-            print(f"FAILED {label}: {type(exc).__name__}: {exc}", file=sys.stderr)
-    metric_names = [m["name"] for m in job.testenv.metrics]
-    rank_files = write_rank(job.output_dir, results, metric_names, job.rank) if results else {}
-    fail_path = os.path.join(job.output_dir, "failures.json")
-    if failures:
-        with open(fail_path, "w", encoding="utf-8") as fh:
-            json.dump(failures, fh, indent=1)
-    elif os.path.exists(fail_path):
-        os.remove(fail_path)
-    return RunSummary(job.output_dir, rank_files, results, failures, data_file)
+    validate_job(job)  # before any model loads or any output is touched
+    if test_data:
+        read_ianvs_jsonl(test_data)  # same validation and errors as TAB input
+    with job_lock(job.output_dir), _terminate_as_interrupt():
+        marker = Path(job.output_dir) / INCOMPLETE
+        marker.write_text("this run has not finished; its outputs are not valid\n")
+        # A rerun replaces earlier outputs of this job instead of piling rows and audit lines up.
+        for algo_name in {a.name for a in job.algorithms}:
+            shutil.rmtree(os.path.join(job.output_dir, algo_name), ignore_errors=True)
+            CONTEXTS.drop(os.path.join(job.output_dir, algo_name))
+        for name in ("rank", "plots"):
+            shutil.rmtree(os.path.join(job.output_dir, name), ignore_errors=True)
+        for name in STALE_OUTPUTS:
+            Path(job.output_dir, name).unlink(missing_ok=True)
+        for png in Path(job.output_dir).glob("*.png"):
+            png.unlink()
+        data_file = test_data or prepare_data(job, tab_file, tab_file.stem if tab_file else "test", limit)
+        results: List[CaseResult] = []
+        failures: List[Dict[str, Any]] = []
+        n_failed_samples = n_samples = 0
+        for i, algo in enumerate(job.algorithms, 1):
+            label = f"test case {i}/{len(job.algorithms)} {algo.name} {_varying_hps(algo, job.algorithms)}".strip()
+            try:
+                case = run_test_case(job, algo, data_file, limit, progress, label)
+                results.append(case)
+                with open(os.path.join(case.output_dir, "predictions.jsonl"), encoding="utf-8") as fh:
+                    statuses = [json.loads(line)["status"] for line in fh]
+                n_samples += len(statuses)
+                bad = [s for s in statuses if s != OK]
+                n_failed_samples += len(bad)
+                if bad:
+                    failures.append({"test_case": label, "failed_samples": len(bad), "samples": len(statuses),
+                                     "statuses": {s: bad.count(s) for s in sorted(set(bad))}})
+            except KeyboardInterrupt:
+                raise
+            except Exception as exc:  # noqa: BLE001 - report and continue with the other test cases
+                failures.append({"test_case": label, "error": f"{type(exc).__name__}: {exc}",
+                                 "traceback": traceback.format_exc()})
+                print(f"FAILED {label}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        metric_names = [m["name"] for m in job.testenv.metrics]
+        rank_files = write_rank(job.output_dir, results, metric_names, job.rank) if results else {}
+        if failures:
+            with open(os.path.join(job.output_dir, "failures.json"), "w", encoding="utf-8") as fh:
+                json.dump(failures, fh, indent=1)
+        marker.unlink(missing_ok=True)
+    return RunSummary(job.output_dir, rank_files, results, failures, data_file, n_failed_samples, n_samples)

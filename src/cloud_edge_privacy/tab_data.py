@@ -192,8 +192,9 @@ def iter_jsonl(path: str | os.PathLike) -> Iterable[tuple]:
     path = str(path)
     if not os.path.isfile(path):
         raise DataValidationError(f"{path}: file not found")
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
+    with open(path, encoding="utf-8", errors="strict") as fh:
+        lines = _read_lines(fh, path)
+        for lineno, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
@@ -202,16 +203,35 @@ def iter_jsonl(path: str | os.PathLike) -> Iterable[tuple]:
                 raise DataValidationError(f"{path}: line {lineno}: not valid JSON: {exc.msg}") from None
 
 
-def read_ianvs_jsonl(path: str | os.PathLike) -> List[Dict[str, Any]]:
-    """Read the Ianvs JSONL the way Ianvs does (``question``/``answer`` per line), with clear errors."""
+def _read_lines(fh: Any, path: str) -> List[str]:
+    try:
+        return fh.readlines()
+    except UnicodeDecodeError as exc:
+        raise DataValidationError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+
+
+def read_ianvs_jsonl(path: str | os.PathLike, max_chars: int = MAX_DOC_CHARS) -> List[Dict[str, Any]]:
+    """Read the Ianvs JSONL the way Ianvs does (``question``/``answer`` per line), with the same checks as
+    TAB input: ``question`` is a string or an object with a non-empty string ``text`` of at most
+    ``max_chars`` characters; errors name the file, line and field."""
     records = []
     for lineno, rec in iter_jsonl(path):
         for key in ("question", "answer"):
             if not isinstance(rec, dict) or key not in rec:
                 raise DataValidationError(f"{path}: line {lineno}: missing field '{key}'")
         q = rec["question"]
-        if isinstance(q, dict) and not str(q.get("text", "")).strip():
-            raise DataValidationError(f"{path}: line {lineno}: field 'question.text' is empty")
+        text = q.get("text") if isinstance(q, dict) else q
+        field_name = "question.text" if isinstance(q, dict) else "question"
+        if not isinstance(text, str):
+            raise DataValidationError(f"{path}: line {lineno}: field '{field_name}' must be a string, "
+                                      f"got {type(text).__name__}")
+        if not text.strip():
+            raise DataValidationError(f"{path}: line {lineno}: field '{field_name}' is empty")
+        if len(text) > max_chars:
+            raise DataValidationError(f"{path}: line {lineno}: field '{field_name}' has {len(text):,} characters, "
+                                      f"more than the limit of {max_chars:,}")
+        if isinstance(q, dict) and q.get("instruction") is not None and not isinstance(q["instruction"], str):
+            raise DataValidationError(f"{path}: line {lineno}: field 'question.instruction' must be a string")
         records.append(rec)
     if not records:
         raise DataValidationError(f"{path}: no records")
@@ -224,22 +244,17 @@ def sample_tab_path() -> Path:
 
 
 def resolve_tab_file(data_dir: Optional[str], split: str = "dev") -> Optional[Path]:
-    """Where TAB data comes from: ``data_dir``, else ``$TAB_DATA_DIR``, else ``../shared/data/tab``.
+    """TAB data given explicitly: ``data_dir``, else ``$TAB_DATA_DIR``.  None: use the dataset the testenv
+    YAML names, exactly as Ianvs does (no folder is picked up silently).
 
-    ``data_dir`` may also name a JSON file directly.  Returns None when none is configured or present
-    (callers then use the dataset named in testenv.yaml, which is the shipped sample).
+    ``data_dir`` may also name a JSON file directly.
     """
-    candidates = []
     if data_dir:
-        candidates.append(("--data-dir", data_dir))
+        origin, value = "--data-dir", data_dir
     elif os.environ.get("TAB_DATA_DIR"):
-        candidates.append(("TAB_DATA_DIR", os.environ["TAB_DATA_DIR"]))
+        origin, value = "TAB_DATA_DIR", os.environ["TAB_DATA_DIR"]
     else:
-        shared = Path("..") / "shared" / "data" / "tab"
-        if (shared / f"echr_{split}.json").is_file():
-            return shared / f"echr_{split}.json"
         return None
-    origin, value = candidates[0]
     p = Path(value)
     if p.is_file():
         return p

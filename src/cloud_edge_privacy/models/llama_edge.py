@@ -4,12 +4,10 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Any, Dict, List, Optional
+from functools import lru_cache
+from typing import Any, Dict, List, Optional, Tuple
 
-from ..decision_store import sample_key
-from ..gateway import PrivacyGateway
 from ..hashing import stable_hash
-from ..sensitivity import document_risk
 from .catalog import MODELS, cache_dir, model_path
 from .response_cache import ResponseCache
 
@@ -50,11 +48,11 @@ def repetition_confidence(answer: str, finish_reason: Optional[str]) -> float:
 
 
 class LlamaEdgeModel:
-    """Answers on the edge and computes the privacy profile of the input (no gold data involved)."""
+    """The edge LLM (llama.cpp over a GGUF file): generation only, no privacy logic."""
 
     def __init__(self, model: str = "qwen2.5-coder-0.5b-instruct", n_ctx: int = 4096, max_tokens: int = 128,
                  temperature: float = 0.0, seed: int = 42, n_threads: Optional[int] = None,
-                 cache: bool = True, **_: Any) -> None:
+                 cache: bool = True) -> None:
         self.model = model
         self.path = str(model_path(model))
         self.n_ctx = int(n_ctx)
@@ -65,27 +63,32 @@ class LlamaEdgeModel:
         self.sha256 = MODELS[model].sha256 if model in MODELS else None
         self.cache = ResponseCache(cache_dir() / "edge_cache") if cache else None
         self._llm = None
-        self._profiler = PrivacyGateway("placeholder")
 
-    def load(self, model_url: Optional[str] = None, **_: Any) -> None:
+    def load(self) -> None:
         if self._llm is None:
             self._llm = load_llama(self.path, self.n_ctx, self.n_threads, self.seed)
-            self._profiler.warm_up()  # model loading is not per-sample latency
 
-    def _fit(self, instruction: str, text: str) -> tuple:
-        """Truncate the document so prompt + answer fit the context window."""
-        budget = self.n_ctx - self.max_tokens - 64
+    def fit_text(self, text: str, reserve: str = "") -> Tuple[str, bool]:
+        """Truncate ``text`` so that it, ``reserve`` (the rest of the prompt) and the answer fit the context."""
+        self.load()
+        budget = self.n_ctx - self.max_tokens - 64 - len(self._llm.tokenize(reserve.encode("utf-8")))
         tokens = self._llm.tokenize(text.encode("utf-8"), add_bos=False)
-        if len(tokens) + len(self._llm.tokenize(instruction.encode("utf-8"))) <= budget:
+        if len(tokens) <= budget:
             return text, False
         keep = self._llm.detokenize(tokens[: max(0, budget - 64)]).decode("utf-8", errors="ignore")
         return keep, True
 
     def generate(self, instruction: str, text: str) -> Dict[str, Any]:
         """Answer ``instruction`` about ``text`` (truncated to fit the context window)."""
-        self.load()
-        text, truncated = self._fit(instruction, text)
+        text, truncated = self.fit_text(text, instruction + SYSTEM_PROMPT)
         return dict(self.chat(build_messages(instruction, text)), truncated_input=truncated)
+
+    def refine(self, instruction: str, text: str, sketch: str) -> Dict[str, Any]:
+        """PRISM stage 4 on the edge: the final answer from the original text and the cloud's sketch."""
+        from ..collaboration import refine_messages
+
+        text, truncated = self.fit_text(text, f"{instruction}\n{sketch}")
+        return dict(self.chat(refine_messages(instruction, text, sketch)), truncated_input=truncated)
 
     def chat(self, messages: List[Dict[str, str]]) -> Dict[str, Any]:
         """Run the local LLM; results are cached on disk by a stable hash of model, messages and params."""
@@ -109,53 +112,11 @@ class LlamaEdgeModel:
             self.cache.put(key, res)
         return dict(res, cache_hit=False)
 
-    def profile(self, text: str) -> Dict[str, Any]:
-        """Privacy profile of the input: detected entities and the document risk."""
-        spans, detection_ms = self._profiler.detector.analyze_timed(text)
-        t0 = time.perf_counter()
-        n_tokens = len(text.split())
-        out = {"entities": [s.to_dict() for s in spans], "risk": document_risk(spans, n_tokens), "n_tokens": n_tokens}
-        return dict(out, profiling_ms=detection_ms + (time.perf_counter() - t0) * 1e3)
-
-    def predict(self, data: Any, **kwargs: Any) -> Dict[str, Any]:
-        x = as_sample(data)
-        prof = self.profile(x["text"])
-        gen = self.generate(x["instruction"], x["text"])
-        return {
-            "sample_id": x["doc_id"], "sample_key": sample_key(x), "input_text": x["text"], "route": "edge",
-            "answer": gen["answer"],
-            "confidence": repetition_confidence(gen["answer"], gen["finish_reason"]),
-            "confidence_method": "heuristic:distinct-3gram*truncation",
-            "profile": prof, "sent_messages": None, "privacy_method": None,
-            "tokens": {"edge_prompt": gen["prompt_tokens"], "edge_completion": gen["completion_tokens"],
-                       "cloud_prompt": 0, "cloud_completion": 0},
-            "timings_ms": {"profiling": prof["profiling_ms"], "edge_generation": gen["generation_ms"]},
-            "edge_cache_hit": gen["cache_hit"], "truncated_input": gen["truncated_input"],
-            "model": {"edge": self.model, "edge_sha256": self.sha256},
-        }
-
-    def cleanup(self) -> None:
+    def close(self) -> None:
         self._llm = None  # the process-wide Llama stays loaded for the next test case
 
 
-_HELPERS: Dict[tuple, "LlamaEdgeModel"] = {}
-
-
+@lru_cache(maxsize=8)
 def local_helper_model(max_tokens: int, seed: int, model: str = "qwen2.5-coder-0.5b-instruct") -> "LlamaEdgeModel":
     """One local model per (model, max_tokens, seed) for metric-side helpers (judge, attacker)."""
-    key = (model, max_tokens, seed)
-    if key not in _HELPERS:
-        _HELPERS[key] = LlamaEdgeModel(model=model, max_tokens=max_tokens, seed=seed)
-    return _HELPERS[key]
-
-
-def as_sample(data: Any) -> Dict[str, str]:
-    """Normalise x: Ianvs passes the JSONL ``question`` (a dict here); accept a bare string too."""
-    if isinstance(data, dict):
-        if "text" not in data:
-            raise ValueError(f"sample has no 'text' field (keys: {sorted(data)})")
-        return {"doc_id": str(data.get("doc_id", "")), "text": str(data["text"]),
-                "instruction": str(data.get("instruction") or "Summarize the text.")}
-    if isinstance(data, str):
-        return {"doc_id": "", "text": data, "instruction": "Summarize the text."}
-    raise TypeError(f"unsupported sample type {type(data).__name__}")
+    return LlamaEdgeModel(model=model, max_tokens=max_tokens, seed=seed)

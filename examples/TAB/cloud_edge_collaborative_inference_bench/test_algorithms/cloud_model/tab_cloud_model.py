@@ -1,12 +1,12 @@
-"""Ianvs ``cloudmodel`` module: the privacy gateway plus an OpenAI-compatible cloud call.
+"""Ianvs ``cloudmodel`` module: the edge pipeline's cloud route (protect, egress guard, audit, call, restore).
 
-Sedna hands this module the raw sample, so desensitization happens here, on the edge side, before
-the HTTP request.  Endpoint, model and key come from the environment variables named in the YAML.
+Sedna hands this module the raw sample, so protection runs here, on the edge side, before any HTTP request.
+Hyperparameters: ``cloud_edge_privacy.module_configs.CloudModelConfig`` (unknown keys are errors).
 """
-from cloud_edge_privacy.models.openai_cloud import OpenAICloudModel
+from cloud_edge_privacy.ianvs_modules import CloudModule
 from cloud_edge_privacy.registry import ClassFactory, ClassType
 
 
 @ClassFactory.register(ClassType.GENERAL, alias="TabPrivacyCloudModel")
-class TabPrivacyCloudModel(OpenAICloudModel):
-    """Cloud model; hyperparameters are OpenAICloudModel's keyword arguments."""
+class TabPrivacyCloudModel(CloudModule):
+    """Cloud route of the edge pipeline."""

@@ -1,7 +1,10 @@
-"""Ianvs ``edgemodel`` module: registers the llama.cpp edge model of the cloud_edge_privacy library."""
+"""Ianvs ``edgemodel`` module: the llama.cpp edge model and the sample's privacy profile.
+
+Hyperparameters: ``cloud_edge_privacy.module_configs.EdgeModelConfig`` (unknown keys are errors).
+"""
 import os
 
-from cloud_edge_privacy.models.llama_edge import LlamaEdgeModel
+from cloud_edge_privacy.ianvs_modules import EdgeModule
 from cloud_edge_privacy.registry import ClassFactory, ClassType
 
 # Sedna picks the edge backend from BACKEND_TYPE; any value it does not know gives the generic,
@@ -10,10 +13,5 @@ os.environ["BACKEND_TYPE"] = "NONE"
 
 
 @ClassFactory.register(ClassType.GENERAL, alias="TabLlamaEdgeModel")
-class TabLlamaEdgeModel(LlamaEdgeModel):
-    """Edge model; hyperparameters are LlamaEdgeModel's keyword arguments."""
-
-    def __init__(self, **hyperparameters):
-        super().__init__(**hyperparameters)
-        # Sedna resolves model_path and calls load(model_url=<file>) when it is an existing file.
-        os.environ["model_path"] = self.path
+class TabLlamaEdgeModel(EdgeModule):
+    """Edge route of the edge pipeline."""

@@ -1,0 +1,129 @@
+"""The egress guard: the last check on the bytes that are about to leave the edge (DESIGN.md invariant 1).
+
+Detection can be silent, so the final outgoing texts are scanned again, independently of the operator:
+
+1. in the parts of each field that no replacement produced, no identifier the profile found may appear:
+   the full surface of a PERSON/CODE/ORG/LOC span, a person's name tokens, a code's digit runs;
+2. a replacement of a PERSON or CODE span may not carry the original's name tokens or digit runs
+   (an operator that only changed some characters of an identifier);
+3. every structured identifier (e-mail, phone, IBAN, card, national ID, key or token, URL with credentials,
+   IP, user path) found by the ``structured`` recognizers in an outgoing text must lie inside a surrogate or
+   placeholder the operator produced.
+
+Any finding means nothing is sent.  Findings name the rule and the category, never the raw value.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, List, Optional, Sequence, Set, Tuple
+
+from .gateway import ProtectedFields
+from .spans import Span
+
+IDENTIFYING = ("PERSON", "CODE", "ORG", "LOC")
+_TITLES = {"mr", "mrs", "ms", "miss", "mme", "dr", "prof", "professor", "judge", "sir", "madam", "lord", "lady"}
+_WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
+_DIGITS = re.compile(r"\d{4,}")
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    category: str
+    field: int
+    fingerprint: str  # sha256 prefix of the offending value: lets an operator match findings, reveals nothing
+
+    def describe(self) -> str:
+        return f"{self.rule} ({self.category}, field {self.field}, value sha256:{self.fingerprint})"
+
+
+def _fp(value: str) -> str:
+    return hashlib.sha256(value.lower().encode("utf-8")).hexdigest()[:12]
+
+
+def _common_words() -> Set[str]:
+    try:
+        from spacy.lang.en.stop_words import STOP_WORDS
+
+        return set(STOP_WORDS)
+    except ImportError:  # pragma: no cover - spaCy is a core dependency
+        return set()
+
+
+def _name_tokens(surface: str, common: Set[str]) -> List[str]:
+    return [t for t in _WORD.findall(surface) if t.lower() not in _TITLES and t.lower() not in common]
+
+
+def _needles(prot: ProtectedFields, common: Set[str]) -> List[Tuple[str, str, "re.Pattern[str]"]]:
+    """(rule, category, pattern) for every identifier the profile found."""
+    seen: Set[Tuple[str, str]] = set()
+    out = []
+    for s in prot.spans:
+        if s.category not in IDENTIFYING:
+            continue
+        surface = " ".join(prot.joined[s.start:s.end].split())
+        items = [("identifier", surface)] if len(surface) >= 3 else []
+        if s.category == "PERSON":
+            items += [("name_token", t) for t in _name_tokens(surface, common)]
+        if s.category == "CODE":
+            items += [("code_digits", d) for d in _DIGITS.findall(surface)]
+        for rule, value in items:
+            if (rule, value.lower()) in seen:
+                continue
+            seen.add((rule, value.lower()))
+            body = r"\s+".join(re.escape(t) for t in value.split())
+            edge = r"(?<!\d)" if rule == "code_digits" else r"(?<!\w)"
+            tail = r"(?!\d)" if rule == "code_digits" else r"(?!\w)"
+            out.append((rule, s.category, re.compile(edge + body + tail, re.IGNORECASE)))
+    return out
+
+
+def check_egress(prot: ProtectedFields, structured: Optional[Any] = None,
+                 outgoing: Optional[Sequence[str]] = None) -> List[Finding]:
+    """Findings for one request (empty list: safe to send).
+
+    ``outgoing`` are the final message contents (the protected fields inside our templates); rule 3 scans
+    them, defaulting to the protected fields themselves.
+    """
+    if prot.result is None:  # the unprotected baseline: nothing to check against, by definition
+        return []
+    common = _common_words()
+    findings: List[Finding] = []
+    needles = _needles(prot, common)
+    # 1. untouched regions of every field
+    for i, (text, regions) in enumerate(zip(prot.fields, prot.untouched)):
+        for lo, hi in regions:
+            part = text[lo:hi]
+            for rule, cat, pat in needles:
+                m = pat.search(part)
+                if m:
+                    findings.append(Finding(f"{rule}_in_clear", cat, i, _fp(m.group())))
+    # 2. replacements of direct identifiers that still carry a piece of the original
+    for span, new in prot.replaced:
+        if span.category not in ("PERSON", "CODE"):
+            continue
+        original = prot.joined[span.start:span.end]
+        pieces = _name_tokens(original, common) + _DIGITS.findall(original)
+        for piece in pieces:
+            if re.search(r"(?<!\w)" + re.escape(piece) + r"(?!\w)", new, re.IGNORECASE):
+                findings.append(Finding("identifier_kept_in_replacement", span.category, -1, _fp(piece)))
+    # 3. structured identifiers in the outgoing texts must be our own surrogates/placeholders
+    if structured is not None:
+        surrogates = [new for _, new in prot.replaced]
+        for i, text in enumerate(outgoing if outgoing is not None else prot.fields):
+            for s in structured.analyze(text):
+                value = text[s.start:s.end]
+                if not any(value in sur for sur in surrogates):
+                    findings.append(Finding("structured_identifier_in_clear", s.category, i, _fp(value)))
+    return _dedupe(findings)
+
+
+def _dedupe(findings: Iterable[Finding]) -> List[Finding]:
+    out, seen = [], set()
+    for f in findings:
+        if f not in seen:
+            seen.add(f)
+            out.append(f)
+    return out

@@ -1,0 +1,187 @@
+"""The edge pipeline: the one path a request takes (DESIGN.md "Data flow").
+
+profile (detect once, shared with the router) -> route (the router's decision from the run context) ->
+protect every outgoing field -> egress guard -> audit (inside the cloud client, before each attempt) ->
+cloud client -> restore -> refine (collaborative).  The Ianvs modules, our runner, ``anonymize``, the library
+and the proxy all call this; nothing else talks to the cloud.  A failure is the failure of one sample: it is
+returned as a result with a ``status`` and a ``reason`` that holds no raw value.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Dict, List, Optional
+
+from .collaboration import sketch_messages
+from .context import RunContext, sample_key
+from .egress import check_egress
+from .errors import BenchmarkError, CloudCallError, PrivacyGatewayError
+from .gateway import NO_PROTECTION, PrivacyGateway, ProtectedFields
+from .models.llama_edge import build_messages, repetition_confidence
+from .module_configs import CloudModelConfig
+from .profiling import as_sample, private_fields, profile_sample, spans_to_dicts
+from .randomness import Randomness
+
+OK, PRIVACY_FAILURE, BUDGET_EXCEEDED, CLOUD_FAILURE, EDGE_FAILURE = (
+    "ok", "privacy_failure", "budget_exceeded", "cloud_failure", "edge_failure")
+
+
+class EgressBlocked(PrivacyGatewayError):
+    """The egress guard found an identifier in what was about to leave; nothing was sent."""
+
+
+def randomness_for(config: CloudModelConfig) -> Randomness:
+    if config.randomness == "benchmark":
+        return Randomness.benchmark(config.seed)
+    return Randomness.deployment()
+
+
+def build_accountant(config: CloudModelConfig) -> Any:
+    """Per-document and per-session pure-ε budgets (None: no limit beyond the operator's own)."""
+    if config.budget_per_document is None and config.budget_per_session is None:
+        return None
+    from .desensitization.accountant import Budget, PrivacyAccountant
+
+    doc = Budget(pure=config.budget_per_document) if config.budget_per_document is not None else None
+    ses = Budget(pure=config.budget_per_session) if config.budget_per_session is not None else None
+    return PrivacyAccountant(per_document=doc, per_session=ses)
+
+
+def safe_reason(exc: BaseException) -> str:
+    """An error description without raw values: our own errors are written not to hold any; for others
+    only the exception type is kept."""
+    if isinstance(exc, BenchmarkError):
+        return f"{type(exc).__name__}: {exc}"
+    return f"{type(exc).__name__} (message withheld: it may quote private input)"
+
+
+class EdgePipeline:
+    """Protects and sends one sample's request to the cloud, then restores and refines the answer."""
+
+    def __init__(self, ctx: RunContext, config: CloudModelConfig) -> None:
+        self.ctx = ctx
+        self.config = config
+        self.randomness = randomness_for(config)
+        self.detector = ctx.detector(config.detector)
+        self.structured = ctx.detector("structured") if config.privacy_method != NO_PROTECTION else None
+        self.gateway = PrivacyGateway(config.privacy_method, self.randomness, self.detector,
+                                      build_accountant(config), config.operator_params())
+        self._client = None
+        self._refiner = None
+
+    # -- parts ------------------------------------------------------------------------------------
+    def client(self) -> Any:
+        if self._client is None:
+            from .models.catalog import cache_dir
+            from .models.cloud_client import CloudClient, resolve_endpoint
+            from .models.response_cache import ResponseCache
+
+            c = self.config
+            ep = resolve_endpoint(c.base_url_env, c.model_env, c.api_key_env, c.local_model)
+            self._client = CloudClient(ep, self.ctx.audit,
+                                       {"max_tokens": c.max_tokens, "temperature": c.temperature, "seed": c.seed},
+                                       c.timeout_s, c.max_retries,
+                                       cache=ResponseCache(cache_dir() / "cloud_cache") if c.cache else None)
+        return self._client
+
+    def refiner(self) -> Any:
+        if self._refiner is None:
+            from .models.llama_edge import LlamaEdgeModel
+
+            self._refiner = LlamaEdgeModel(model=self.config.refine_model, max_tokens=self.config.max_tokens,
+                                           seed=self.config.seed)
+        return self._refiner
+
+    def protect(self, x: Dict[str, str]) -> ProtectedFields:
+        """Protect the sample's private fields (instruction and text) together; raises on any failure."""
+        return self.gateway.protect_fields(private_fields(x), scope=x["doc_id"])
+
+    def guard(self, prot: ProtectedFields, messages: List[Dict[str, str]]) -> float:
+        """Raise :class:`EgressBlocked` if anything identifying is in ``messages``; returns the time taken."""
+        t0 = time.perf_counter()
+        findings = check_egress(prot, self.structured, [m["content"] for m in messages])
+        if findings:
+            raise EgressBlocked(f"egress guard blocked the request: {len(findings)} finding(s): "
+                                + "; ".join(f.describe() for f in findings[:5]))
+        return (time.perf_counter() - t0) * 1e3
+
+    # -- the path -------------------------------------------------------------------------------------
+    def cloud(self, data: Any) -> Dict[str, Any]:
+        """Run the cloud (or collaborative) route for one sample; never raises for a per-sample failure."""
+        x = as_sample(data)
+        key = sample_key(x)
+        decision = self.ctx.decision(key) or {"route": "cloud", "source": "no-router-decision"}
+        route = decision.get("route", "cloud")
+        result: Dict[str, Any] = {
+            "sample_id": x["doc_id"], "sample_key": key, "route": route, "router": decision,
+            "privacy_method": self.config.privacy_method, "randomness": self.randomness.label,
+            "answer": "", "status": OK, "sent_messages": None, "masks": [], "detected_entities": [],
+            "epsilon_spent": {},
+            "tokens": {"edge_prompt": 0, "edge_completion": 0, "cloud_prompt": 0, "cloud_completion": 0},
+            "timings_ms": {},
+        }
+        audit_meta = {"sample_id": x["doc_id"], "route": route, "privacy_method": self.config.privacy_method}
+        # protect + guard: any failure here means nothing leaves
+        try:
+            prot = self.protect(x)
+            instruction, text = prot.fields
+            messages = sketch_messages(instruction, text) if route == "collaborative" else build_messages(instruction, text)
+            guard_ms = self.guard(prot, messages)
+        except PrivacyGatewayError as exc:
+            from .desensitization.accountant import BudgetExceededError
+
+            status = BUDGET_EXCEEDED if isinstance(exc, BudgetExceededError) else PRIVACY_FAILURE
+            result.update(status=status, reason=safe_reason(exc))
+            self.ctx.audit.write(dict(audit_meta, event="blocked", sent=False, reason=result["reason"]))
+            return result
+        result.update(sent_messages=messages, masks=prot.masks(-1),
+                      detected_entities=spans_to_dicts(prot.spans), epsilon_spent=prot.epsilon_by_kind())
+        result["timings_ms"].update(detection=prot.timings_ms["detection_ms"],
+                                    desensitization=prot.timings_ms["desensitization_ms"], egress_guard=guard_ms)
+        try:
+            client = self.client()
+            out = client.chat(messages, audit_meta)
+        except Exception as exc:  # noqa: BLE001 - one sample's failure is one sample's failure
+            result.update(status=CLOUD_FAILURE, reason=safe_reason(exc))
+            return result
+        t0 = time.perf_counter()
+        answer = prot.restore(out["answer"])  # on the edge: surrogates back to the real values
+        result["timings_ms"]["restoration"] = (time.perf_counter() - t0) * 1e3
+        if route == "collaborative":
+            try:
+                refined = self.refiner().refine(x["instruction"], x["text"], answer)
+            except Exception as exc:  # noqa: BLE001
+                result.update(status=EDGE_FAILURE, reason=safe_reason(exc), cloud_answer=out["answer"])
+                return result
+            result["timings_ms"]["refinement"] = refined["generation_ms"]
+            result["tokens"].update(edge_prompt=refined["prompt_tokens"], edge_completion=refined["completion_tokens"])
+            result["sketch"] = answer
+            answer = refined["answer"]
+        ep = client.endpoint
+        result.update(answer=answer, cloud_answer=out["answer"], cloud_cache_hit=out["cache_hit"],
+                      cloud_attempts=out["attempts"], model={"cloud": ep.model, "cloud_endpoint": ep.kind})
+        result["tokens"].update(cloud_prompt=out["prompt_tokens"], cloud_completion=out["completion_tokens"])
+        result["timings_ms"]["cloud_call"] = out["call_ms"]
+        return result
+
+
+def edge_inference(data: Any, llm: Any, detector: Any) -> Dict[str, Any]:
+    """The edge route: profile (shared with the router through the detector's cache) and answer locally."""
+    x = as_sample(data)
+    prof = profile_sample(x, detector)
+    base = {"sample_id": x["doc_id"], "sample_key": sample_key(x), "input_text": x["text"], "route": "edge",
+            "profile": {"entities": spans_to_dicts(prof["spans"]), "risk": prof["risk"],
+                        "prism_risk": prof["prism_risk"], "n_tokens": prof["n_tokens"],
+                        "profiling_ms": prof["profiling_ms"]},
+            "sent_messages": None, "privacy_method": None, "status": OK,
+            "tokens": {"edge_prompt": 0, "edge_completion": 0, "cloud_prompt": 0, "cloud_completion": 0},
+            "timings_ms": {"profiling": prof["profiling_ms"]},
+            "model": {"edge": llm.model, "edge_sha256": llm.sha256}}
+    try:
+        gen = llm.generate(x["instruction"], x["text"])
+    except Exception as exc:  # noqa: BLE001
+        return dict(base, answer="", confidence=0.0, status=EDGE_FAILURE, reason=safe_reason(exc))
+    base["tokens"].update(edge_prompt=gen["prompt_tokens"], edge_completion=gen["completion_tokens"])
+    base["timings_ms"]["edge_generation"] = gen["generation_ms"]
+    return dict(base, answer=gen["answer"], confidence=repetition_confidence(gen["answer"], gen["finish_reason"]),
+                confidence_method="heuristic:distinct-3gram*truncation", edge_cache_hit=gen["cache_hit"],
+                truncated_input=gen["truncated_input"])
