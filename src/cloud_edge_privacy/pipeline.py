@@ -8,8 +8,9 @@ returned as a result with a ``status`` and a ``reason`` that holds no raw value.
 """
 from __future__ import annotations
 
+import copy
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from .collaboration import sketch_messages
 from .context import RunContext, sample_key
@@ -95,10 +96,39 @@ class EdgePipeline:
         """Protect the sample's private fields (instruction and text) together; raises on any failure."""
         return self.gateway.protect_fields(private_fields(x), scope=x["doc_id"])
 
-    def guard(self, prot: ProtectedFields, messages: List[Dict[str, str]]) -> float:
+    def protect_messages(self, messages: List[Dict[str, Any]], scope: str = "") -> Tuple[ProtectedFields, List[Dict[str, Any]]]:
+        """Protect every text-bearing part of chat messages together (string contents, text parts of list
+        contents, tool-call arguments, tool results) and return the rebuilt messages; raises on failure."""
+        slots: List[Tuple[int, Any]] = []  # (message index, path) of every text field
+        texts: List[str] = []
+        for i, m in enumerate(messages):
+            content = m.get("content")
+            if isinstance(content, str):
+                slots.append((i, ("content",)))
+                texts.append(content)
+            elif isinstance(content, list):
+                for j, part in enumerate(content):
+                    if isinstance(part, dict) and isinstance(part.get("text"), str):
+                        slots.append((i, ("content", j, "text")))
+                        texts.append(part["text"])
+            for j, call in enumerate(m.get("tool_calls") or []):
+                args = (call.get("function") or {}).get("arguments")
+                if isinstance(args, str):
+                    slots.append((i, ("tool_calls", j, "function", "arguments")))
+                    texts.append(args)
+        prot = self.gateway.protect_fields(texts, scope=scope)
+        out = copy.deepcopy(messages)
+        for (i, path), new in zip(slots, prot.fields):
+            node: Any = out[i]
+            for key in path[:-1]:
+                node = node[key]
+            node[path[-1]] = new
+        return prot, out
+
+    def guard(self, prot: ProtectedFields, messages: List[Dict[str, Any]]) -> float:
         """Raise :class:`EgressBlocked` if anything identifying is in ``messages``; returns the time taken."""
         t0 = time.perf_counter()
-        findings = check_egress(prot, self.structured, [m["content"] for m in messages])
+        findings = check_egress(prot, self.structured, outgoing_texts(messages))
         if findings:
             raise EgressBlocked(f"egress guard blocked the request: {len(findings)} finding(s): "
                                 + "; ".join(f.describe() for f in findings[:5]))
@@ -162,6 +192,23 @@ class EdgePipeline:
         result["tokens"].update(cloud_prompt=out["prompt_tokens"], cloud_completion=out["completion_tokens"])
         result["timings_ms"]["cloud_call"] = out["call_ms"]
         return result
+
+
+def outgoing_texts(messages: List[Dict[str, Any]]) -> List[str]:
+    """Every text that a request body carries: contents, text parts, tool-call names and arguments."""
+    out: List[str] = []
+    for m in messages:
+        content = m.get("content")
+        if isinstance(content, str):
+            out.append(content)
+        elif isinstance(content, list):
+            out += [p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        for call in m.get("tool_calls") or []:
+            fn = call.get("function") or {}
+            out += [v for v in (fn.get("name"), fn.get("arguments")) if isinstance(v, str)]
+        if isinstance(m.get("name"), str):
+            out.append(m["name"])
+    return out
 
 
 def edge_inference(data: Any, llm: Any, detector: Any) -> Dict[str, Any]:
