@@ -1,183 +1,154 @@
-"""Cloud client behaviour against a small HTTP server on 127.0.0.1 that records every request.
+"""The HTTP-only cloud client and the edge pipeline against a logging fake OpenAI server on 127.0.0.1.
 
-The server is a test double for the remote endpoint (the real-model path is covered in test_end_to_end).
+The fake is a test double for the remote endpoint (the real-model path is covered in test_end_to_end).
 """
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from cloud_edge_privacy.audit import AuditLog
+from cloud_edge_privacy.context import CONTEXTS, sample_key
 from cloud_edge_privacy.errors import CloudCallError
+from cloud_edge_privacy.models.cloud_client import CloudClient, Endpoint
+
+X = {"doc_id": "d1", "text": "Ms Anna Berg, born 12 March 1961, lives in Oslo.",
+     "instruction": "Write to Ms Anna Berg about her move."}
 
 
-class Recorder(BaseHTTPRequestHandler):
-    requests, fail_first, status = [], 0, 200
-
-    def do_POST(self):  # noqa: N802
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        Recorder.requests.append({"body": body, "auth": self.headers.get("Authorization")})
-        if Recorder.fail_first > 0:
-            Recorder.fail_first -= 1
-            self.send_response(500)
-            self.end_headers()
-            return
-        if Recorder.status != 200:
-            self.send_response(Recorder.status)
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            self.wfile.write(b'{"error": {"message": "bad key"}}')
-            return
-        payload = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                   "choices": [{"index": 0, "finish_reason": "stop",
-                                "message": {"role": "assistant", "content": "summary"}}],
-                   "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14}}
-        data = json.dumps(payload).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+def _client(fake, tmp_path, **kw):
+    ep = Endpoint(fake.base_url, "fake", "k-test", "remote")
+    return CloudClient(ep, AuditLog(tmp_path / "audit.jsonl"), {"max_tokens": 8, "temperature": 0.0}, **kw)
 
 
-@pytest.fixture
-def server(monkeypatch, tmp_path):
-    Recorder.requests, Recorder.fail_first, Recorder.status = [], 0, 200
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    monkeypatch.setenv("CEP_CLOUD_BASE_URL", f"http://127.0.0.1:{srv.server_address[1]}/v1")
-    monkeypatch.setenv("CEP_CLOUD_MODEL", "m")
-    monkeypatch.setenv("CEP_CLOUD_API_KEY", "k-test")
-    monkeypatch.setenv("CEP_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("RESULT_SAVED_URL", str(tmp_path / "out"))
-    yield srv
-    srv.shutdown()
+def _lines(path):
+    return [json.loads(l) for l in path.read_text().splitlines()] if path.exists() else []
 
 
-X = {"doc_id": "d1", "text": "Ms Anna Berg, born 12 March 1961, lives in Oslo.", "instruction": "Summarize."}
+def _pipeline(**cfg):
+    from cloud_edge_privacy.module_configs import CloudModelConfig
+    from cloud_edge_privacy.pipeline import EdgePipeline
+
+    return EdgePipeline(CONTEXTS.get(), CloudModelConfig(**cfg))
 
 
-def _model(**kw):
-    from cloud_edge_privacy.models.openai_cloud import OpenAICloudModel
-    return OpenAICloudModel(**kw)
+def test_audit_line_per_http_attempt_written_before_sending(fake_cloud, tmp_path):
+    fake_cloud.mode = "status:503"
+    with pytest.raises(CloudCallError, match="HTTP 503 after 3 attempt"):
+        _client(fake_cloud, tmp_path, max_retries=2, timeout_s=5).chat([{"role": "user", "content": "hi"}], {"s": 1})
+    audit = _lines(tmp_path / "audit.jsonl")
+    assert len(fake_cloud.requests) == 3
+    assert [a["attempt"] for a in audit] == [1, 2, 3]            # one line per attempt, not per sample
+    assert len({a["request_sha256"] for a in audit}) == 1         # the exact same bytes each time
 
 
-def _audit(tmp_path):
-    return [json.loads(l) for l in (tmp_path / "out" / "cloud_audit.jsonl").read_text().splitlines()]
+def test_malformed_and_empty_responses_are_retried_then_name_the_endpoint(fake_cloud, tmp_path):
+    for mode, what in (("malformed", "malformed response"), ("empty", "response without choices")):
+        fake_cloud.mode, fake_cloud.requests = mode, []
+        with pytest.raises(CloudCallError, match=rf"127\.0\.0\.1.*{what} after 3 attempt"):
+            _client(fake_cloud, tmp_path, max_retries=0, malformed_retries=2).chat(
+                [{"role": "user", "content": "hi"}], {})
+        assert len(fake_cloud.requests) == 3
 
 
-def test_sends_only_desensitized_text_and_audits_it(server, tmp_path):
-    res = _model(privacy_method="placeholder").inference(X, post_process=None, mining_mode="x")
-    sent = json.dumps(Recorder.requests[0]["body"]["messages"])
-    assert "Anna Berg" not in sent and "[PERSON_1]" in sent
-    assert Recorder.requests[0]["auth"] == "Bearer k-test"
-    assert res["answer"] == "summary" and res["tokens"]["cloud_prompt"] == 11
-    audit = _audit(tmp_path)
-    assert audit[0]["messages"] == Recorder.requests[0]["body"]["messages"]   # exactly what was sent
+def test_wrong_api_key_is_a_clear_error(fake_cloud, tmp_path):
+    fake_cloud.mode = "status:401"
+    with pytest.raises(CloudCallError, match="rejected the API key"):
+        _client(fake_cloud, tmp_path).chat([{"role": "user", "content": "hi"}], {})
 
 
-def test_fail_closed_sends_nothing(server, tmp_path):
-    m = _model(privacy_method="placeholder")
+def test_unreachable_endpoint_names_it(tmp_path):
+    ep = Endpoint("http://127.0.0.1:9/v1", "m", "k", "remote")
+    c = CloudClient(ep, AuditLog(tmp_path / "a.jsonl"), {}, timeout_s=2, max_retries=0)
+    with pytest.raises(CloudCallError, match=r"127\.0\.0\.1:9.*unreachable"):
+        c.chat([{"role": "user", "content": "hi"}], {})
+
+
+def test_instruction_and_text_are_protected_and_audited(fake_cloud):
+    res = _pipeline(privacy_method="placeholder", cache=False).cloud(X)
+    body = fake_cloud.bodies_text()
+    assert res["status"] == "ok", res.get("reason")
+    assert "Anna" not in body and "Berg" not in body and "[PERSON_1]" in body
+    assert fake_cloud.requests[0]["auth"] == "Bearer k-test"
+    audit = _lines(CONTEXTS.get().audit.path)
+    assert audit[0]["event"] == "http_attempt" and audit[0]["messages"] == fake_cloud.requests[0]["body"]["messages"]
+
+
+def test_fail_closed_sends_nothing(fake_cloud):
+    p = _pipeline(privacy_method="placeholder", cache=False)
 
     class Boom:
-        def analyze(self, text):
-            raise RuntimeError("boom")
+        cache_size = 0
 
-    m.gateway._detector = Boom()
-    res = m.inference(X)
-    assert Recorder.requests == []                    # verified on the server side
+        def analyze_timed(self, text):
+            raise RuntimeError("boom: Anna Berg")
+
+    p.gateway._detector = Boom()
+    res = p.cloud(X)
+    assert fake_cloud.requests == []                              # verified on the server side
     assert res["status"] == "privacy_failure" and res["sent_messages"] is None
-    assert _audit(tmp_path)[0]["sent"] is False
+    assert "Anna" not in res["reason"]
+    assert _lines(CONTEXTS.get().audit.path)[0]["sent"] is False
 
 
-def test_retries_server_errors_then_succeeds(server, monkeypatch):
-    monkeypatch.setattr("time.sleep", lambda s: None)
-    Recorder.fail_first = 2
-    res = _model(privacy_method="suppression", cache=False, max_retries=3).inference(X)
-    assert res["answer"] == "summary" and len(Recorder.requests) == 3
+def test_silent_detector_is_caught_by_the_egress_guard(fake_cloud):
+    """Detection finds nothing; the structured scan of the final body still finds the SSN and e-mail."""
+    p = _pipeline(privacy_method="placeholder", cache=False)
+
+    class Silent:
+        cache_size = 0
+
+        def analyze_timed(self, text):
+            return [], 0.0
+
+    p.gateway._detector = Silent()
+    res = p.cloud({"doc_id": "s", "text": "Reach me at jo.vik@example.org, SSN 078-05-1120.", "instruction": "Reply."})
+    assert fake_cloud.requests == []
+    assert res["status"] == "privacy_failure" and "egress guard" in res["reason"]
+    assert "078-05-1120" not in res["reason"] and "example.org" not in res["reason"]
 
 
-def test_gives_up_after_bounded_retries(server, monkeypatch):
-    monkeypatch.setattr("time.sleep", lambda s: None)
-    Recorder.fail_first = 10
-    with pytest.raises(CloudCallError, match="unreachable after 3 attempts"):
-        _model(privacy_method="suppression", cache=False, max_retries=2).inference(X)
-    assert len(Recorder.requests) == 3
+def test_a_cloud_fault_is_one_samples_failure(fake_cloud):
+    fake_cloud.mode = "fail_after:1"
+    p = _pipeline(privacy_method="suppression", cache=False, max_retries=1)
+    first = p.cloud(X)
+    second = p.cloud(dict(X, doc_id="d2"))
+    assert first["status"] == "ok" and first["answer"] == "summary"
+    assert second["status"] == "cloud_failure" and "HTTP 500" in second["reason"] and second["answer"] == ""
+    attempts = [a for a in _lines(CONTEXTS.get().audit.path) if a["event"] == "http_attempt"]
+    assert len(attempts) == len(fake_cloud.requests) == 3          # 1 + (1 try + 1 retry)
 
 
-def test_wrong_api_key_is_a_clear_error(server):
-    Recorder.status = 401
-    with pytest.raises(CloudCallError, match=r"rejected the API key from \$CEP_CLOUD_API_KEY"):
-        _model(cache=False).inference(X)
+def test_pseudonyms_are_restored_in_the_answer_on_the_edge(fake_cloud):
+    """The fake echoes what it got; the edge puts the real names back, the cloud never saw them."""
+    fake_cloud.mode = "echo"
+    res = _pipeline(privacy_method="pseudonym", cache=False).cloud(X)
+    assert res["status"] == "ok", res.get("reason")
+    assert "Anna Berg" not in fake_cloud.bodies_text()
+    assert "Anna Berg" in res["answer"] and "Anna Berg" not in res["cloud_answer"]
 
 
-def test_unreachable_endpoint(monkeypatch, tmp_path):
-    monkeypatch.setattr("time.sleep", lambda s: None)
-    monkeypatch.setenv("CEP_CLOUD_BASE_URL", "http://127.0.0.1:9/v1")
-    monkeypatch.setenv("CEP_CLOUD_MODEL", "m")
-    monkeypatch.setenv("CEP_CACHE_DIR", str(tmp_path))
-    monkeypatch.setenv("RESULT_SAVED_URL", str(tmp_path / "out"))
-    with pytest.raises(CloudCallError, match="127.0.0.1:9.*unreachable"):
-        _model(cache=False, max_retries=1).inference(X)
+def test_cache_hit_sends_nothing_and_is_audited(fake_cloud):
+    _pipeline(privacy_method="placeholder").cloud(X)
+    res = _pipeline(privacy_method="placeholder").cloud(X)
+    assert len(fake_cloud.requests) == 1 and res["cloud_cache_hit"] is True
+    assert [a["event"] for a in _lines(CONTEXTS.get().audit.path)] == ["http_attempt", "cache_hit"]
 
 
-def test_cache_hits_across_instances(server):
-    _model(privacy_method="placeholder").inference(X)
-    res = _model(privacy_method="placeholder").inference(X)
-    assert len(Recorder.requests) == 1 and res["cloud_cache_hit"] is True
-
-
-def test_base_url_without_model_name_is_an_error(server, monkeypatch):
+def test_base_url_without_model_name_is_an_error(fake_cloud, monkeypatch):
     monkeypatch.delenv("CEP_CLOUD_MODEL")
-    with pytest.raises(CloudCallError, match="CEP_CLOUD_MODEL"):
-        _model().inference(X)
+    res = _pipeline(privacy_method="placeholder", cache=False).cloud(X)
+    assert res["status"] == "cloud_failure" and "CEP_CLOUD_MODEL" in res["reason"]
 
 
-@pytest.mark.llm
-def test_collaborative_route_sends_a_sketch_request_and_refines_on_the_edge(server):
-    """PRISM stage 4: few-shot sketch request to the cloud, final answer by the real local model."""
-    from cloud_edge_privacy import decision_store
+def test_router_decision_reaches_the_pipeline_through_the_context(fake_cloud):
+    fake_cloud.mode = "echo"
+    CONTEXTS.get().record_decision(sample_key(X), {"route": "collaborative"})
+    p = _pipeline(privacy_method="placeholder", cache=False)
+    p._refiner = type("R", (), {"refine": lambda self, i, t, s: {"answer": "final", "generation_ms": 1.0,
+                                                                 "prompt_tokens": 1, "completion_tokens": 1}})()
+    res = p.cloud(X)
     from cloud_edge_privacy.collaboration import SKETCH_SYSTEM
-    from cloud_edge_privacy.models.llama_edge import as_sample
 
-    decision_store.record(decision_store.sample_key(as_sample(X)), {"route": "collaborative"})
-    res = _model(privacy_method="placeholder", max_tokens=24).inference(X)
-    body = Recorder.requests[0]["body"]["messages"]
-    assert body[0]["content"] == SKETCH_SYSTEM and len(body) == 8          # system + 3 demos x 2 + prompt
-    assert "Anna Berg" not in json.dumps(body)
-    assert res["route"] == "collaborative" and res["sketch"] == "summary"
-    assert res["answer"] and res["timings_ms"]["refinement"] > 0 and res["tokens"]["edge_completion"] > 0
-
-
-def test_pseudonyms_are_restored_in_the_answer_on_the_edge(server, monkeypatch):
-    """The server echoes the surrogate name; the edge puts the real one back, the cloud never saw it."""
-    m = _model(privacy_method="pseudonym", cache=False)
-    sent = {}
-
-    def fake_chat(messages):
-        sent["messages"] = messages
-        surrogate = m.gateway.protect(X["text"]).result.replacements[0].replacement
-        return {"answer": f"{surrogate} lives abroad.", "prompt_tokens": 1, "completion_tokens": 1,
-                "call_ms": 1.0, "cache_hit": False}
-
-    monkeypatch.setattr(m, "chat", fake_chat)
-    res = m.inference(X)
-    assert "Anna Berg" not in json.dumps(sent["messages"])
-    assert res["answer"] == "Ms Anna Berg lives abroad." and "Anna Berg" not in res["cloud_answer"]
-
-
-def test_cache_hits_across_processes(server, tmp_path):
-    """A second *process* with the same endpoint, model and messages is served from the disk cache."""
-    import os
-    import subprocess
-    import sys
-
-    code = ("import json; from cloud_edge_privacy.models.openai_cloud import OpenAICloudModel as M; "
-            f"r = M(privacy_method='placeholder').inference({X!r}); print(json.dumps(r['cloud_cache_hit']))")
-    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ),
-                           timeout=120) for _ in range(2)]
-    assert [r.stdout.strip().splitlines()[-1] for r in runs] == ["false", "true"], [r.stderr[-500:] for r in runs]
-    assert len(Recorder.requests) == 1
+    body = fake_cloud.requests[0]["body"]["messages"]
+    assert body[0]["content"] == SKETCH_SYSTEM and len(body) == 8   # system + 3 demos x 2 + prompt
+    assert res["route"] == "collaborative" and res["answer"] == "final"

@@ -72,7 +72,9 @@ def test_gateway_fails_closed_with_a_typed_error():
         def analyze(self, text):
             raise RuntimeError("detector crashed")
 
-    gw = PrivacyGateway("placeholder", detector=Boom())
+    from cloud_edge_privacy.randomness import Randomness
+
+    gw = PrivacyGateway("placeholder", Randomness.benchmark(0), detector=Boom())
     with pytest.raises(PrivacyGatewayError, match="detector crashed"):
         gw.protect("Anna Berg")
 

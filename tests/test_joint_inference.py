@@ -89,14 +89,14 @@ def test_missing_model_path_and_callable_edge_are_rejected(tmp_path, monkeypatch
 
 
 def test_router_both_modes_records_decision():
-    from cloud_edge_privacy import decision_store
+    from cloud_edge_privacy.context import CONTEXTS, sample_key
     from cloud_edge_privacy.routing import EdgeConfidenceRouter
 
     r = EdgeConfidenceRouter(confidence_threshold=0.8, max_edge_words=5)
     x = {"doc_id": "d", "text": "one two three four five six", "instruction": "i"}
     assert r(x) is True                                           # raw sample, 6 words > 5
-    assert decision_store.lookup(decision_store.sample_key(x))["route"] == "cloud"
-    edge_result = {"confidence": 0.95, "sample_key": decision_store.sample_key(x), "profile": {"risk": 0.3}}
+    assert CONTEXTS.get().decision(sample_key(x))["route"] == "cloud"
+    edge_result = {"confidence": 0.95, "sample_key": sample_key(x), "profile": {"risk": 0.3}}
     assert r(edge_result) is False
-    assert decision_store.lookup(decision_store.sample_key(x)) == {
+    assert CONTEXTS.get().decision(sample_key(x)) == {
         "hard": False, "route": "edge", "signal": "edge_confidence", "value": 0.95, "risk": 0.3}

@@ -2,7 +2,7 @@ import json
 
 import numpy as np
 
-from cloud_edge_privacy import decision_store
+from cloud_edge_privacy.context import CONTEXTS, sample_key
 from cloud_edge_privacy.prism_gate import ROUTES, SoftGate, cross_validate, gate_features
 from cloud_edge_privacy.spans import Span
 
@@ -52,19 +52,19 @@ def test_shipped_gate_and_router_in_both_mining_modes():
             "instruction": "Answer."}
     common = {"doc_id": "c", "text": "What is the boiling point of water at sea level?", "instruction": "Answer."}
     assert r(common) is True                       # raw sample (mining-then-inference)
-    assert decision_store.lookup(decision_store.sample_key(common))["route"] == "cloud"
+    assert CONTEXTS.get().decision(sample_key(common))["route"] == "cloud"
     assert r(bank) is False                        # names + card number: the gate keeps it on the edge
     medical = {"doc_id": "m", "text": "A 42-year-old female patient named John reports pain and nausea. "
                "What is the likely diagnosis?", "instruction": "Answer."}
     assert r(medical) is True
-    assert decision_store.lookup(decision_store.sample_key(medical))["route"] == "collaborative"
+    assert CONTEXTS.get().decision(sample_key(medical))["route"] == "collaborative"
     strict = PrismGateRouter(edge_risk_threshold=1.0)
     assert strict(medical) is False                # privacy-first rule: risk >= 1.0 never leaves the edge
-    d = decision_store.lookup(decision_store.sample_key(medical))
+    d = CONTEXTS.get().decision(sample_key(medical))
     assert d["route"] == "edge" and "privacy-first" in d["rule"]
     # inference-then-mining: the edge result carries the profile and the input text
-    spans = r.detector.analyze(common["text"])
-    edge_result = {"sample_key": decision_store.sample_key(common), "input_text": common["text"],
+    spans = CONTEXTS.get().detector("default").analyze(common["text"])
+    edge_result = {"sample_key": sample_key(common), "input_text": common["text"],
                    "profile": {"entities": [s.to_dict() for s in spans]}, "confidence": 0.9}
     assert r(edge_result) is True
 

@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from cloud_edge_privacy import decision_store
+from cloud_edge_privacy.context import CONTEXTS, sample_key
 from cloud_edge_privacy.desensitization import get_operator
 from cloud_edge_privacy.metrics import judge
 from cloud_edge_privacy.prism_data import gold_direct, load_prism_prompts, write_prism_jsonl
@@ -41,10 +41,12 @@ def test_prepare_prism_keeps_gold_out_of_x_and_stratifies(tmp_path):
 
 def test_fixed_router_records_its_route():
     x = {"doc_id": "a", "text": "hello", "instruction": "Answer."}
-    assert FixedRouter("cloud")(x) is True and FixedRouter("edge")(x) is False
-    assert decision_store.lookup(decision_store.sample_key(x))["route"] == "edge"
-    with pytest.raises(ValueError):
-        FixedRouter("moon")
+    assert FixedRouter(route="cloud")(x) is True and FixedRouter(route="edge")(x) is False
+    assert CONTEXTS.get().decision(sample_key(x))["route"] == "edge"
+    from cloud_edge_privacy.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="route"):
+        FixedRouter(route="moon")
 
 
 def test_uniform_ldp_touches_every_word_selective_only_entities():

@@ -38,7 +38,7 @@ def test_example_module_files_register_expected_aliases(in_repo):
                 "test_algorithms/privacy_desensitization/tab_privacy_desensitization.py",
                 "test_env/privacy_metrics.py", "test_env/performance_metrics.py"]:
         import_module_file(str(EXAMPLE / rel))
-    for alias in ["TabLlamaEdgeModel", "TabPrivacyCloudModel", "TabPrivacyGateway", "pdr", "sels",
+    for alias in ["TabLlamaEdgeModel", "TabPrivacyCloudModel", "pdr", "sels",
                   "leak_direct", "er_di", "er_qi", "token_precision", "edge_ratio", "latency_mean_ms"]:
         assert ClassFactory.get_cls(ClassType.GENERAL, alias)
     assert ClassFactory.get_cls(ClassType.HEM, "TabEdgeConfidenceRouter")

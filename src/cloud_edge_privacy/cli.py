@@ -149,19 +149,24 @@ def _cmd_route(args: argparse.Namespace) -> int:
         rows.append(rec)
     if not rows:
         raise BenchmarkError(f"{args.input}: no prompts")
+    from .detection import build_detector
+
     router = PrismGateRouter(edge_risk_threshold=args.edge_risk_threshold, detector=args.detector)
-    router.decide_text("warm-up: load the models")  # model loading is not per-prompt latency
+    detector = build_detector(args.detector)
+    detector.analyze("warm-up: load the models")  # model loading is not per-prompt latency
     latencies, counts = [], {}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as out:
         for rec in rows:
-            d = router.decide_text(rec["prompt"])
-            latencies.append(d["latency_ms"])
+            t0 = time.perf_counter()
+            spans = detector.analyze(rec["prompt"])
+            d = router.decide_text(rec["prompt"], spans)
+            latencies.append((time.perf_counter() - t0) * 1e3)
             counts[d["route"]] = counts.get(d["route"], 0) + 1
             out.write(_json.dumps({"id": rec["id"], "route": d["route"], "risk": d["risk"], "probs": d["probs"],
-                                   "rule": d["rule"], "entities": [{**e, "text": rec["prompt"][e["start"]:e["end"]]}
-                                                                   for e in d["entities"]],
-                                   "latency_ms": round(d["latency_ms"], 2)}, ensure_ascii=False) + "\n")
+                                   "rule": d["rule"], "entities": [{**s.to_dict(), "text": rec["prompt"][s.start:s.end]}
+                                                                   for s in spans],
+                                   "latency_ms": round(latencies[-1], 2)}, ensure_ascii=False) + "\n")
     print(f"routed {len(rows)} prompts to {args.out}: {counts}; profiling+routing latency "
           f"median {percentile(latencies, 0.5):.1f} ms, p95 {percentile(latencies, 0.95):.1f} ms")
     return 0

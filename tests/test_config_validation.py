@@ -1,0 +1,81 @@
+"""Configuration typos and bad ε are refused before any model loads, naming the YAML file and the key."""
+import time
+
+import pytest
+
+from conftest import EXAMPLE
+
+ALGO = EXAMPLE / "test_algorithms" / "test_algorithms.yaml"
+
+
+def _job(tmp_path, replace):
+    """A copy of the default job whose algorithm YAML has one edit."""
+    text = ALGO.read_text()
+    for old, new in replace:
+        assert old in text, old
+        text = text.replace(old, new)
+    algo = tmp_path / "algo.yaml"
+    algo.write_text(text)
+    job = (EXAMPLE / "benchmarkingjob.yaml").read_text().replace(
+        "./examples/TAB/cloud_edge_collaborative_inference_bench/test_algorithms/test_algorithms.yaml", str(algo))
+    path = tmp_path / "job.yaml"
+    path.write_text(job.replace('workspace: "./workspace"', f'workspace: "{tmp_path / "ws"}"'))
+    return path, algo
+
+
+CASES = [
+    ("epsilom", [("- seed: {values: [42]}\n        # Names", "- epsilom: {values: [2]}\n        # Names")],
+     "unknown hyperparameter 'epsilom' (did you mean 'epsilon'?)"),
+    ("privacy_methd", [('- privacy_method: {values: ["none", "suppression", "placeholder"]}',
+                        '- privacy_methd: {values: ["suppression"]}')], "unknown hyperparameter 'privacy_methd'"),
+    ("max_edge_wrds", [("- max_edge_words: {values: [80]}", "- max_edge_wrds: {values: [80]}")],
+     "unknown hyperparameter 'max_edge_wrds' (did you mean 'max_edge_words'?)"),
+    ("eps_inf", [('- privacy_method: {values: ["none", "suppression", "placeholder"]}',
+                  '- privacy_method: {values: ["dp_numbers"]}\n        - epsilon: {values: [.inf]}')],
+     "epsilon must be a finite number > 0"),
+    ("eps_zero", [('- privacy_method: {values: ["none", "suppression", "placeholder"]}',
+                   '- privacy_method: {values: ["dp_numbers"]}\n        - epsilon: {values: [0]}')],
+     "epsilon must be a finite number > 0"),
+    ("eps_negative", [('- privacy_method: {values: ["none", "suppression", "placeholder"]}',
+                       '- privacy_method: {values: ["dp_numbers"]}\n        - epsilon: {values: [-1]}')],
+     "epsilon must be a finite number > 0"),
+    ("eps_without_budget", [('- privacy_method: {values: ["none", "suppression", "placeholder"]}',
+                             '- privacy_method: {values: ["suppression"]}\n        - epsilon: {values: [1]}')],
+     "has no privacy budget"),
+    ("secret_in_env_name", [('- api_key_env: {values: ["CEP_CLOUD_API_KEY"]}',
+                             '- api_key_env: {values: ["sk-live-abc123"]}')], "NAME of an environment variable"),
+]
+
+
+@pytest.mark.parametrize("name,replace,message", CASES, ids=[c[0] for c in CASES])
+def test_bad_hyperparameters_are_refused_before_any_model_loads(name, replace, message, tmp_path, in_repo,
+                                                                 capsys, monkeypatch):
+    from cloud_edge_privacy import cli
+    from cloud_edge_privacy.models import llama_edge
+
+    def no_model(*a, **k):
+        raise AssertionError("a model was loaded before the configuration was validated")
+
+    monkeypatch.setattr(llama_edge, "load_llama", no_model)
+    job, algo = _job(tmp_path, replace)
+    t0 = time.perf_counter()
+    assert cli.main(["run", "-f", str(job), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert str(algo) in err and message in err, err
+    assert not (tmp_path / "ws").exists() or not any((tmp_path / "ws").rglob("predictions.jsonl"))
+    assert time.perf_counter() - t0 < 60
+
+
+@pytest.mark.parametrize("eps", ["inf", "0", "-1", "nan"])
+def test_anonymize_refuses_bad_epsilon(eps, capsys):
+    from cloud_edge_privacy import cli
+
+    assert cli.main(["anonymize", "--input", "x.json", "--method", "dp_numbers", "--epsilon", eps,
+                     "--masks-out", "m.json"]) == 2
+    assert "epsilon must be a finite number > 0" in capsys.readouterr().err
+
+
+def test_adaptive_takes_an_epsilon():
+    from cloud_edge_privacy.module_configs import CloudModelConfig
+
+    assert CloudModelConfig(privacy_method="adaptive", epsilon=1.0).operator_params()["epsilon"] == 1.0
