@@ -189,6 +189,5 @@ def test_inference_attack_counts_recovered_values(monkeypatch):
     sent = "Mr [PERSON_1] lives in [LOC_1]. [PERSON_2] was born in 1961."
     masks = [[3, 13, "[PERSON_1]"], [23, 27, "[LOC_1]"], [29, 34, "[PERSON_2]"]]
     pred = _pred(sent, masks)
-    monkeypatch.setattr(attacks, "_attacker", FakeLM(["john smith", "Peter"]))
     # two masked DIRECT mentions attacked (LOC is QUASI): the first guess recovers "John Smith" -> 1/2
-    assert attacks.inference_attack_rate([GOLD], [pred]) == 0.5
+    assert attacks.inference_attack_rate([GOLD], [pred], attacker=FakeLM(["john smith", "Peter"])) == 0.5

@@ -1,11 +1,33 @@
-"""Routing, cost and latency metrics computed from the result objects (Ianvs measures no time)."""
+"""Routing, cost, latency and completion metrics computed from the result objects (Ianvs measures no time).
+
+A sample is *completed* when its status is ``ok``; failed samples (``privacy_failure``,
+``cloud_failure``, ``budget_exceeded``, ``edge_failure``) have no answer.  Latency is averaged over
+completed samples; counts of both are reported (``n_completed``, ``n_failed``).
+"""
 from __future__ import annotations
 
 import math
 import statistics
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
-from .samples import unpack
+from .samples import SampleView, unpack
+
+
+def n_completed(y_true: Sequence[Any], y_pred: Sequence[Any]) -> int:
+    """Samples with status ``ok`` (they have an answer)."""
+    return sum(v.completed for v in unpack(y_true, y_pred))
+
+
+def n_failed(y_true: Sequence[Any], y_pred: Sequence[Any]) -> int:
+    """Samples with any failure status (no answer; zero quality in APR)."""
+    return sum(not v.completed for v in unpack(y_true, y_pred))
+
+
+def sample_route(view: SampleView) -> str:
+    """edge | collaborative | cloud: the route the sample took (edge when not a hard example)."""
+    if not view.is_hard:
+        return "edge"
+    return str(view.field("route") or "cloud")
 
 
 def edge_ratio(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float:
@@ -14,13 +36,14 @@ def edge_ratio(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float:
     return math.nan if not views else round(sum(not v.is_hard for v in views) / len(views), 6)
 
 
+def sample_cloud_tokens(view: SampleView) -> int:
+    t = view.field("tokens") or {}
+    return int(t.get("cloud_prompt", 0)) + int(t.get("cloud_completion", 0))
+
+
 def cloud_tokens(y_true: Sequence[Any], y_pred: Sequence[Any]) -> int:
-    """Prompt + completion tokens exchanged with the cloud, over all samples."""
-    total = 0
-    for v in unpack(y_true, y_pred):
-        t = (v.cloud or {}).get("tokens") or {}
-        total += int(t.get("cloud_prompt", 0)) + int(t.get("cloud_completion", 0))
-    return total
+    """Prompt + completion tokens exchanged with the cloud, over all samples (failed ones too)."""
+    return sum(sample_cloud_tokens(v) for v in unpack(y_true, y_pred))
 
 
 def sample_latency_ms(view) -> float:
@@ -32,29 +55,41 @@ def sample_latency_ms(view) -> float:
     return total
 
 
+def completed_latency_ms(view: SampleView) -> Optional[float]:
+    return sample_latency_ms(view) if view.completed else None
+
+
 def latency_mean_ms(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float:
-    views = unpack(y_true, y_pred)
-    return math.nan if not views else round(statistics.fmean(sample_latency_ms(v) for v in views), 3)
+    """Mean end-to-end latency over completed samples."""
+    values = [x for x in (completed_latency_ms(v) for v in unpack(y_true, y_pred)) if x is not None]
+    return math.nan if not values else round(statistics.fmean(values), 3)
 
 
 def privacy_failures(y_true: Sequence[Any], y_pred: Sequence[Any]) -> int:
     """Samples where the gateway failed closed (nothing was sent)."""
-    return sum(1 for v in unpack(y_true, y_pred) if (v.cloud or {}).get("status") == "privacy_failure")
+    return sum(1 for v in unpack(y_true, y_pred) if v.status == "privacy_failure")
 
 
 PRIVACY_STAGES = ("detection", "desensitization", "restoration")
 
 
+def privacy_ms(view: SampleView) -> float:
+    return sum(float(((view.cloud or {}).get("timings_ms") or {}).get(s, 0.0)) for s in PRIVACY_STAGES)
+
+
 def _privacy_and_total(y_true: Sequence[Any], y_pred: Sequence[Any]):
     privacy = total = 0.0
     for v in unpack(y_true, y_pred):
+        if not v.completed:
+            continue
         total += sample_latency_ms(v)
-        privacy += sum(float(((v.cloud or {}).get("timings_ms") or {}).get(s, 0.0)) for s in PRIVACY_STAGES)
+        privacy += privacy_ms(v)
     return privacy, total
 
 
 def lo_pct(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float:
-    """Latency overhead: privacy processing time / time of the same path without it, in %, from one run."""
+    """Latency overhead: privacy processing time / time of the same path without it, in %, from one run
+    (completed samples)."""
     privacy, total = _privacy_and_total(y_true, y_pred)
     base = total - privacy
     return math.nan if base <= 0 else round(100.0 * privacy / base, 4)

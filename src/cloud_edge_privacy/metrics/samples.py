@@ -15,14 +15,52 @@ class SampleView:
     cloud: Optional[Dict[str, Any]]
 
     @property
+    def status(self) -> str:
+        """``ok`` or the failure status of the sample (the final result's, else the cloud result's)."""
+        for part in (self.result, self.cloud):
+            st = (part or {}).get("status")
+            if st and st != "ok":
+                return str(st)
+        return "ok"
+
+    @property
+    def completed(self) -> bool:
+        """The sample produced an answer (status ``ok``); failed samples have none."""
+        return self.status == "ok"
+
+    def sent_messages(self) -> Optional[List[Dict[str, Any]]]:
+        """Exactly what left the edge (chat messages), from the final result or else the cloud result;
+        None when nothing was sent.  A sample that failed *after* sending (e.g. a cloud error) still
+        has its traffic here: leakage is measured on traffic, whatever the status."""
+        for part in (self.result, self.cloud):
+            msgs = (part or {}).get("sent_messages")
+            if msgs:
+                return list(msgs)
+        return None
+
+    def field(self, key: str, default: Any = None) -> Any:
+        """A result field: from the final result when it has it, else from the cloud result."""
+        for part in (self.result, self.cloud):
+            if part and part.get(key) is not None:
+                return part[key]
+        return default
+
+    @property
+    def in_leakage(self) -> bool:
+        """Counted by leakage metrics: completed samples, and failed ones whose traffic left the edge.
+        A failed-closed sample sent nothing and answered nothing; it is counted in ``n_failed`` only,
+        so failing cannot make a configuration look more private."""
+        return self.completed or self.went_to_cloud
+
+    @property
     def went_to_cloud(self) -> bool:
-        return bool(self.cloud) and self.cloud.get("status") == "ok" and bool(self.cloud.get("sent_messages"))
+        """Something left the edge for this sample."""
+        return self.sent_messages() is not None
 
     def sent_text(self) -> str:
         """Everything that left the edge for this sample (message contents), '' if nothing did."""
-        if not self.went_to_cloud:
-            return ""
-        return "\n".join(str(m.get("content", "")) for m in self.cloud["sent_messages"])
+        msgs = self.sent_messages()
+        return "" if msgs is None else "\n".join(str(m.get("content", "")) for m in msgs)
 
 
 def _gold(item: Any) -> Dict[str, Any]:

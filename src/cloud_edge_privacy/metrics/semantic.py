@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import statistics
 from functools import lru_cache
-from typing import Any, List, Sequence
+from typing import Any, List, Optional, Sequence
 
 from .samples import unpack
 
@@ -22,13 +22,22 @@ def _model() -> Any:
     return SentenceTransformer(str(minilm_dir()), device="cpu")
 
 
-def similarities(y_true: Sequence[Any], y_pred: Sequence[Any]) -> List[float]:
-    pairs = [(str(v.gold.get("text", "")), v.cloud["sent_messages"][-1]["content"])
-             for v in unpack(y_true, y_pred) if v.went_to_cloud and v.gold.get("text")]
-    if not pairs:
-        return []
+def per_sample_similarity(y_true: Sequence[Any], y_pred: Sequence[Any]) -> List[Optional[float]]:
+    """Per sample: cosine of the original text and the last sent message; None when nothing was sent."""
+    views = unpack(y_true, y_pred)
+    idx = [i for i, v in enumerate(views) if v.went_to_cloud and v.gold.get("text")]
+    out: List[Optional[float]] = [None] * len(views)
+    if not idx:
+        return out
+    pairs = [(str(views[i].gold["text"]), str(views[i].sent_messages()[-1].get("content", ""))) for i in idx]
     emb = _model().encode([t for p in pairs for t in p], normalize_embeddings=True, batch_size=16)
-    return [float(emb[2 * i] @ emb[2 * i + 1]) for i in range(len(pairs))]
+    for k, i in enumerate(idx):
+        out[i] = float(emb[2 * k] @ emb[2 * k + 1])
+    return out
+
+
+def similarities(y_true: Sequence[Any], y_pred: Sequence[Any]) -> List[float]:
+    return [s for s in per_sample_similarity(y_true, y_pred) if s is not None]
 
 
 def cpp(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float:

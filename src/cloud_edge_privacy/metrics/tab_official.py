@@ -121,7 +121,7 @@ def score_masks(golds: Mapping[str, Mapping[str, Any]], masks_by_doc: Mapping[st
 
 def _protected_views(y_true, y_pred) -> List[Tuple[Mapping[str, Any], Sequence]]:
     """Samples that went through the privacy gateway (sent to the cloud), with their masks."""
-    return [(v.gold, v.cloud.get("masks") or []) for v in unpack(y_true, y_pred)
+    return [(v.gold, v.field("masks") or []) for v in unpack(y_true, y_pred)
             if v.went_to_cloud and v.gold.get("text")]
 
 

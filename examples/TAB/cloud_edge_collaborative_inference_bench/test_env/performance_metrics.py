@@ -3,6 +3,8 @@ from cloud_edge_privacy.metrics import performance
 from cloud_edge_privacy.registry import ClassFactory, ClassType
 
 for _name, _fn in {
+    "n_completed": performance.n_completed,
+    "n_failed": performance.n_failed,
     "edge_ratio": performance.edge_ratio,
     "cloud_tokens": performance.cloud_tokens,
     "latency_mean_ms": performance.latency_mean_ms,

@@ -1,5 +1,5 @@
 """Ianvs testenv metrics on privacy, each called as f(y_true, y_pred) over all samples of a test case."""
-from cloud_edge_privacy.metrics import attacks, privacy, semantic, tab_official
+from cloud_edge_privacy.metrics import attacks, privacy, semantic, tab_official, trir
 from cloud_edge_privacy.registry import ClassFactory, ClassType
 
 for _name, _fn in {
@@ -12,7 +12,9 @@ for _name, _fn in {
     "token_precision": tab_official.token_precision,
     "iar": attacks.iar,
     "iar_coref_leak": attacks.coref_leak_rate,
-    "iar_reidentification": attacks.reidentification_rate,
+    "iar_reidentification": attacks.reidentification_rate,  # oracle linking (gold QIs): an upper bound
+    "iar_trir": trir.trir,
+    "trir_original": trir.trir_original,
     "iar_inference": attacks.inference_attack_rate,
     "cpp": semantic.cpp,
 }.items():
