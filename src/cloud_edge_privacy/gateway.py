@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .desensitization import Desensitized, get_operator
 from .desensitization.base import operator_spec
-from .errors import PrivacyGatewayError
+from .errors import BenchmarkError, PrivacyGatewayError
 from .randomness import Randomness
 from .spans import Span
 
@@ -132,7 +132,9 @@ class PrivacyGateway:
         except PrivacyGatewayError:
             raise
         except Exception as exc:  # fail closed: the caller must not send anything
-            raise PrivacyGatewayError(f"privacy method {self.method!r} failed: {type(exc).__name__}: {exc}") from exc
+            # Our own errors are written without raw values; any other message may quote the input.
+            detail = str(exc) if isinstance(exc, BenchmarkError) else "message withheld: it may quote private input"
+            raise PrivacyGatewayError(f"privacy method {self.method!r} failed: {type(exc).__name__} ({detail})") from exc
         replaced = [(Span(r.start, r.end, r.category), r.replacement) for r in result.replacements]
         return ProtectedFields(originals, protected, self.method, clipped, result, untouched, replaced, joined,
                                {"detection_ms": detection_ms, "desensitization_ms": desens_ms})
