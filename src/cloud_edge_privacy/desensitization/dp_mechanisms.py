@@ -1,206 +1,484 @@
-"""Formal (local) differential privacy on detected values.
+"""Formal (local) differential privacy on detected values (DESIGN.md invariant 5).
 
-Every operator here states its mechanism and ε per value, randomizes each *distinct* value of a
-document once (co-referent mentions share the output, so ε is not multiplied by the number of
-mentions), and charges a :class:`BudgetAccountant`; ``Desensitized.epsilon`` is the document total
-under basic sequential composition.
+Each mechanism states its :class:`PrivacyMap` in one place, the ``*_map`` function next to it; every
+randomized release returns a :class:`PrivacyCharge` built from that map.  The mechanism, its domain, Δ and ε
+are chosen from public information only: the span's category, the *template* of the span (its words and
+the positions of its numbers and month names, never the digits or the month) and the text around the span
+(which is sent in clear anyway).  The private value is clamped into the public domain, never released.
 
-* ``dp_numbers``: Laplace (or Gaussian) noise, from diffprivlib, on the numbers inside detected
-  dates, ages and amounts, each clamped to a public domain.  ε per attribute comes from the set
-  {1, 10, 100, 1000} (Rehman et al.'s adaptive selection): the smallest ε whose *expected* error meets
-  the attribute's utility tolerance, capped by a maximum allowed for its sensitivity level.  The check
-  uses only public constants, never the value, so the choice itself leaks nothing.
-* ``metric_dp_words``: d_χ-privacy (metric DP) word replacement: noise with density ∝ exp(-ε‖z‖) is
-  added to the word's embedding and the nearest vocabulary word is released (Feyisetan et al. 2020).
-  The guarantee is ε·d(x, x') for words x, x' at embedding distance d, not plain ε-DP.
-* ``prism_ldp``: PRISM's two-layer randomized response: k-ary RR over TAB's 8 categories with ε1,
-  then k-ary RR over an explicit public value domain of the released category with ε2, where
-  ε1 = ε·w/(w + α(1-w)), ε2 = ε - ε1 and w is the category's sensitivity weight.
+* ``dp_numbers``: every number of a date, an age or an amount gets Laplace (or Gaussian) noise over a public
+  domain; month names and numeric months get k-ary randomized response over the 12 months.  ε is per released
+  value (one span), split equally over its parts, and charged part by part.  A span whose template is not
+  understood (words outside a public vocabulary, clock times, spelled-out numbers) becomes a placeholder.
+* ``metric_dp_words``: d_χ-privacy word replacement (Feyisetan et al. 2020): noise with density ∝ exp(-ε‖z‖)
+  on the word's embedding, nearest vocabulary word released.  Words without an embedding start from the
+  ``[UNK]`` vector (a public, value-independent pre-processing), so every word gets the same mechanism.
+* ``prism_ldp``: PRISM's two-layer randomized response: k-RR over the 8 TAB categories with ε1, then k-RR over
+  the public value domain of the released category with ε2 (ε1 + ε2 = ε).
+
+Randomness: ``rand.noise_random_state`` / ``rand.noise_rng`` with a context of (method, scope, value index,
+part) only: never the text or the value.  In deployment mode that is the OS CSPRNG.
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
-from ..hashing import stable_hash
-from ..sensitivity import DEFAULT_LEVELS
+from ..randomness import Randomness
 from ..spans import Span
-from .accountant import BudgetAccountant
-from .base import Desensitized, apply_replacements, register_operator
+from .base import (APPROXIMATE, METRIC, PURE, Desensitized, PrivacyCharge, PrivacyMap, apply_replacements,
+                   register_operator)
 from .gazetteer import _COUNTRIES, country_of
-from .surrogates import FIRST_NAMES, LAST_NAMES, NATIONALITIES, ORGANISATIONS
+from .restore import OnePassRestorer
+from .surrogates import FIRST_NAMES, LAST_NAMES, MONTHS, NATIONALITIES, ORGANISATIONS
 
-EPSILON_SET = (1.0, 10.0, 100.0, 1000.0)
 TAB_CATEGORIES = ("PERSON", "CODE", "LOC", "ORG", "DATETIME", "DEM", "QUANTITY", "MISC")
+# diffprivlib's analytic-Gaussian calibration overflows (exp(ε)) far above this.
+GAUSSIAN_MAX_EPSILON = 100.0
+NEIGHBOURS_NOTE = ("the document's distinct values: one distinct value (all its mentions) replaced by another "
+                   "of the same template, not already in the document")
 
 
-def doc_rng(seed: int, text: str, salt: str) -> np.random.Generator:
-    """A generator seeded by (seed, document, mechanism): deterministic and order-independent."""
-    return np.random.default_rng(int(stable_hash([seed, salt, text])[:16], 16))
+# -- parameter validation ------------------------------------------------------------------------------
+
+def check_epsilon(value: Any, name: str = "epsilon") -> float:
+    """A finite ε > 0, or a ``ValueError`` saying why not (inf, nan, 0 and negatives are refused)."""
+    try:
+        eps = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    if math.isnan(eps) or math.isinf(eps):
+        raise ValueError(f"{name} must be finite, got {value!r} (an infinite epsilon would release values unchanged)")
+    if eps <= 0:
+        raise ValueError(f"{name} must be > 0, got {value!r}")
+    return eps
 
 
-def _norm(s: str) -> str:
-    return " ".join(s.split()).lower()
+class _Budgeted(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    @field_validator("epsilon", "max_document_epsilon", check_fields=False, mode="before")
+    @classmethod
+    def _eps(cls, v: Any, info: Any) -> Any:
+        return None if v is None else check_epsilon(v, info.field_name)
 
 
-# -- numbers ------------------------------------------------------------------------------------------
+# -- privacy maps (one per mechanism) --------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class NumericAttribute:
-    """A kind of number with a public domain [lo, hi] (sensitivity = hi - lo) and a utility tolerance."""
+    """A kind of number with a public domain [lo, hi] (sensitivity Δ = hi - lo)."""
 
     name: str
     lo: float
     hi: float
-    tolerance: float          # acceptable expected absolute error, in the attribute's units
     log_scale: bool = False   # amounts are noised as log10(value)
+    integer: bool = True
 
     @property
     def sensitivity(self) -> float:
         return self.hi - self.lo
 
+    def describe(self) -> str:
+        unit = "log10 of the value" if self.log_scale else "value"
+        return f"{self.name} ({unit} in [{self.lo:g}, {self.hi:g}], Δ = {self.sensitivity:g})"
 
-ATTRIBUTES = {
-    "year": NumericAttribute("year", 1900, 2030, tolerance=3.0),
-    "day": NumericAttribute("day", 1, 31, tolerance=8.0),
-    "age": NumericAttribute("age", 0, 120, tolerance=5.0),
-    "amount": NumericAttribute("amount", 0, 9, tolerance=0.3, log_scale=True),   # log10 of the amount
-    "count": NumericAttribute("count", 0, 1000, tolerance=20.0),
+
+ATTRIBUTES: Dict[str, NumericAttribute] = {
+    "year": NumericAttribute("year", 1900, 2030),
+    "day": NumericAttribute("day", 1, 31),
+    "age": NumericAttribute("age", 0, 120),
+    "duration": NumericAttribute("duration", 0, 100),
+    "percent": NumericAttribute("percent", 0, 100, integer=False),
+    "count": NumericAttribute("count", 0, 1000),
+    "amount": NumericAttribute("amount", 0, 9, log_scale=True, integer=False),   # 1 .. 10^9
 }
-# diffprivlib's analytic-Gaussian calibration overflows (exp(ε)) far above this.
-GAUSSIAN_MAX_EPSILON = 100.0
-# The largest ε each sensitivity level may use (privacy caps utility).
-MAX_EPSILON_BY_LEVEL = {5: 10.0, 4: 10.0, 3: 100.0, 2: 1000.0, 1: 1000.0}
 
 
-def choose_epsilon(attr: NumericAttribute, level: int, epsilon_set: Sequence[float] = EPSILON_SET,
-                   gaussian: bool = False, delta: float = 1e-5) -> Tuple[float, bool]:
-    """Smallest ε in the set whose expected |error| meets the tolerance, capped by the level's maximum.
+def laplace_map(epsilon: float, attr: NumericAttribute) -> PrivacyMap:
+    """Laplace(Δ/ε) on a value clamped to the attribute's domain: pure ε-DP for any two values of it."""
+    return PrivacyMap("laplace", PURE, float(epsilon), 0.0,
+                      f"any two values of {attr.describe()}; {NEIGHBOURS_NOTE}",
+                      f"one {attr.name} of one span (values outside the domain are clamped into it)")
 
-    Returns (ε, utility_ok).  Uses public constants only.
-    """
-    cap = MAX_EPSILON_BY_LEVEL.get(level, 10.0)
+
+def gaussian_map(epsilon: float, delta: float, attr: NumericAttribute) -> PrivacyMap:
+    """Analytic Gaussian (Balle & Wang 2018) on a clamped value: (ε, δ)-DP for any two values of it."""
+    return PrivacyMap("gaussian (analytic)", APPROXIMATE, float(epsilon), float(delta),
+                      f"any two values of {attr.describe()}; {NEIGHBOURS_NOTE}",
+                      f"one {attr.name} of one span (values outside the domain are clamped into it)")
+
+
+def krr_map(epsilon: float, k: int, domain_name: str, protects: str) -> PrivacyMap:
+    """k-ary randomized response: keep with e^ε/(e^ε+k-1), else uniform among the others: pure ε-DP."""
+    return PrivacyMap(f"k-ary randomized response (k={k})", PURE, float(epsilon), 0.0,
+                      f"any two elements of {domain_name}; {NEIGHBOURS_NOTE}", protects)
+
+
+def metric_word_map(epsilon: float, embedding: str) -> PrivacyMap:
+    """d_χ-privacy: P[y|x] <= e^(ε·d(x,x')) P[y|x'], d = Euclidean distance of the words' embeddings."""
+    return PrivacyMap("multivariate Laplace on word embeddings + nearest word", METRIC, float(epsilon), 0.0,
+                      f"two words at distance d in {embedding} (words without an embedding count as [UNK]): "
+                      f"the bound is e^(ε·d); the number of words of each span is not protected",
+                      "one distinct word of the document")
+
+
+def k_rr(true: Any, domain: Sequence[Any], epsilon: float, rng: np.random.Generator) -> Any:
+    """k-ary randomized response over ``domain`` (``true`` must be in it); see :func:`krr_map`."""
+    k = len(domain)
+    if true not in domain:
+        raise ValueError("the true value is not in the domain (map it into the domain first)")
+    # keep with probability e^ε/(e^ε + k - 1), written to avoid overflowing exp for large ε
+    p_keep = 1.0 / (1.0 + (k - 1) * math.exp(-epsilon))
+    if rng.random() < p_keep:
+        return true
+    others = [d for d in domain if d != true]
+    return others[int(rng.integers(len(others)))]
+
+
+def _noise_number(x: float, attr: NumericAttribute, eps: float, gaussian: bool, delta: float,
+                  random_state: Optional[int]) -> Tuple[float, PrivacyMap]:
+    """Clamp ``x`` to the attribute's domain, add calibrated noise, clamp again (post-processing)."""
+    from diffprivlib.mechanisms import GaussianAnalytic, Laplace
+
+    x = min(max(x, attr.lo), attr.hi)
     if gaussian:
-        cap = min(cap, GAUSSIAN_MAX_EPSILON)
-    allowed = [e for e in sorted(epsilon_set) if e <= cap] or [min(epsilon_set)]
-    for eps in allowed:
-        if gaussian:
-            sigma = attr.sensitivity * math.sqrt(2 * math.log(1.25 / delta)) / eps
-            expected = sigma * math.sqrt(2 / math.pi)
+        mech = GaussianAnalytic(epsilon=eps, delta=delta, sensitivity=attr.sensitivity, random_state=random_state)
+        pmap = gaussian_map(eps, delta, attr)
+    else:
+        mech = Laplace(epsilon=eps, sensitivity=attr.sensitivity, random_state=random_state)
+        pmap = laplace_map(eps, attr)
+    return min(max(float(mech.randomise(x)), attr.lo), attr.hi), pmap
+
+
+# -- templates: which parts of a span are released by which mechanism --------------------------------
+
+_MONTH_ABBR = {m[:3].lower(): i for i, m in enumerate(MONTHS)}
+_MONTH_ABBR["sept"] = 8
+_MONTH_NAMES = {m.lower(): i for i, m in enumerate(MONTHS)}
+_TOKEN = re.compile(
+    r"(?P<num>\d+(?:[.,]\d+)*)(?P<suffix>st|nd|rd|th|s)?(?![A-Za-z\d])"
+    r"|(?P<word>[A-Za-z]+\.?)"
+    r"|(?P<other>[^\dA-Za-z]+)"
+    r"|(?P<bad>.)", re.S)
+_DATE_TOKEN = re.compile(   # in dates a dot or comma separates numbers ("15.03.1998", "May 3,1998")
+    r"(?P<num>\d+)(?P<suffix>st|nd|rd|th|s)?(?![A-Za-z\d])"
+    r"|(?P<word>[A-Za-z]+\.?)"
+    r"|(?P<other>[^\dA-Za-z]+)"
+    r"|(?P<bad>.)", re.S)
+CURRENCIES = {
+    "eur", "euro", "euros", "usd", "dollar", "dollars", "gbp", "pound", "pounds", "sterling", "chf", "franc",
+    "francs", "dem", "mark", "marks", "deutschmark", "deutschmarks", "frf", "itl", "lira", "lire", "try",
+    "trl", "rub", "rouble", "roubles", "ruble", "rubles", "pln", "zloty", "zlotys", "zlotych", "uah",
+    "hryvnia", "hryvnias", "hryvnas", "huf", "forint", "forints", "czk", "koruna", "korunas", "sk", "skk",
+    "hrk", "kuna", "kunas", "bgn", "lev", "leva", "ron", "rol", "lei", "leu", "sit", "tolar", "tolars",
+    "mkd", "denar", "denars", "ltl", "litas", "litai", "lvl", "lats", "eek", "kroon", "kroons", "sek",
+    "nok", "dkk", "krona", "kronor", "krone", "kroner", "ats", "schilling", "schillings", "grd", "drachma",
+    "drachmas", "esp", "peseta", "pesetas", "pte", "escudo", "escudos", "amd", "dram", "drams", "azn",
+    "manat", "manats", "gel", "lari", "mdl", "bam", "rsd", "dinar", "dinars", "all", "lek", "cents", "cent",
+    "kopecks", "kopeks",
+}
+_CURRENCY_SYMBOLS = "€$£¥"
+MULTIPLIERS = {"thousand": 1e3, "million": 1e6, "millions": 1e6, "billion": 1e9, "m": 1e6, "bn": 1e9}
+DURATION_UNITS = {"year", "years", "month", "months", "week", "weeks", "day", "days", "hour", "hours",
+                  "minute", "minutes"}
+AGE_WORDS = {"aged", "age", "ages", "old", "year", "years", "yr", "yrs", "born"}
+# Words a released span may keep: public, value-free connectors and units.  Any other word -> placeholder.
+TEMPLATE_WORDS = (
+    {"the", "a", "an", "of", "in", "on", "at", "by", "from", "to", "until", "till", "between", "and", "or",
+     "around", "about", "approximately", "some", "over", "under", "than", "more", "less", "nearly", "almost",
+     "over", "up", "early", "late", "mid", "beginning", "end", "middle", "morning", "afternoon", "evening",
+     "night", "noon", "midnight", "year", "years", "month", "months", "week", "weeks", "day", "days", "hour",
+     "hours", "minute", "minutes", "old", "aged", "age", "ages", "per", "cent", "percent", "total", "sum",
+     "amount", "amounts", "fine", "each", "plus", "km", "kilometres", "kilometers", "metres", "meters", "m",
+     "kg", "kilograms", "tonnes", "hectares", "ha", "square", "sq", "litres", "people", "persons", "children",
+     "times", "thousand", "million", "millions", "billion", "bn", "approx", "approx.", "c.", "circa"}
+    | CURRENCIES | DURATION_UNITS | AGE_WORDS)
+
+
+@dataclass
+class _Tok:
+    kind: str     # num | month | word | other
+    text: str
+    suffix: str = ""
+    start: int = 0
+
+
+def _tokens(surface: str, category: str = "") -> List[_Tok]:
+    """Split a span into numbers, month names, words and punctuation (``bad`` for anything else)."""
+    out: List[_Tok] = []
+    for m in (_DATE_TOKEN if category == "DATETIME" else _TOKEN).finditer(surface):
+        if m.group("num") is not None:
+            out.append(_Tok("num", m.group("num"), m.group("suffix") or "", m.start()))
+        elif m.group("word") is not None:
+            w = m.group("word")
+            low = w.lower().rstrip(".")
+            out.append(_Tok("month" if low in _MONTH_NAMES or low in _MONTH_ABBR else "word", w, "", m.start()))
+        elif m.group("other") is not None:
+            out.append(_Tok("other", m.group("other"), "", m.start()))
         else:
-            expected = attr.sensitivity / eps  # E|Laplace(b)| = b = Δ/ε
-        if expected <= attr.tolerance:
-            return eps, True
-    return allowed[-1], False
+            out.append(_Tok("bad", m.group(), "", m.start()))
+    return out
 
 
-_NUM = re.compile(r"\d[\d,]*(?:\.\d+)?")
+def _month_index(tok: _Tok) -> int:
+    low = tok.text.lower().rstrip(".")
+    return _MONTH_NAMES[low] if low in _MONTH_NAMES else _MONTH_ABBR[low]
 
 
-def _attribute_for(span: Span, surface: str, number: str, following: str) -> Optional[str]:
-    value = float(number.replace(",", ""))
-    if span.category == "DATETIME":
-        if re.fullmatch(r"(1[89]\d{2}|20\d{2})", number):
-            return "year"
-        if re.match(r"\s*(?:st|nd|rd|th)?\s*(January|February|March|April|May|June|July|August|September|"
-                    r"October|November|December)", following) and value <= 31:
-            return "day"
-        return "count"
-    if span.category == "DEM" and value <= 120:
-        return "age"
-    if span.category == "QUANTITY":
-        return "amount"
+def _significant(tokens: List[_Tok], i: int, step: int) -> Optional[int]:
+    """Index of the nearest num/month/word token from ``i`` in direction ``step``, skipping spaces, commas
+    and the connectors "of"/"the"."""
+    j = i + step
+    while 0 <= j < len(tokens):
+        t = tokens[j]
+        if t.kind in ("num", "month"):
+            return j
+        if t.kind == "word" and t.text.lower() not in ("of", "the"):
+            return j
+        if t.kind == "other" and t.text.strip() not in ("", ","):
+            return j
+        j += step
     return None
 
 
-def _make_mechanism(attr: NumericAttribute, eps: float, gaussian: bool, delta: float, rng: np.random.Generator):
-    from diffprivlib.mechanisms import GaussianAnalytic, Laplace
-
-    seed = int(rng.integers(0, 2**31 - 1))
-    if gaussian:
-        return GaussianAnalytic(epsilon=eps, delta=delta, sensitivity=attr.sensitivity, random_state=seed)
-    return Laplace(epsilon=eps, sensitivity=attr.sensitivity, random_state=seed)
+def _near_words(context: str) -> set:
+    return {w.lower() for w in re.findall(r"[A-Za-z]+", context)}
 
 
-@register_operator("dp_numbers")
+def assign_roles(category: str, surface: str, before: str = "", after: str = "") -> Optional[List[Tuple[int, str]]]:
+    """(token index, role) for every number and month of the span, from the template and the context only.
+
+    Roles: an attribute name of :data:`ATTRIBUTES`, ``"month"`` (month name, k-RR) or ``"month_number"``.
+    ``None`` when the template is not understood: the caller must then suppress the span.  Digits and month
+    identities are never read here (only the *kind* of each token), so the choice does not depend on the value.
+    """
+    if category not in ("DATETIME", "DEM", "QUANTITY"):
+        return None
+    toks = _tokens(surface, category)
+    if not any(t.kind in ("num", "month") for t in toks) or any(t.kind == "bad" for t in toks):
+        return None
+    if category == "DATETIME" and re.search(r"(?<![A-Za-z])[ap]\.?m\b", surface, re.I):
+        return None   # clock times are not handled
+    for t in toks:
+        if t.kind == "word" and t.text.lower().rstrip(".") not in TEMPLATE_WORDS and t.text.lower() not in TEMPLATE_WORDS:
+            return None
+        if t.kind == "other" and not re.fullmatch(r"[\s,./\-–()%" + _CURRENCY_SYMBOLS + r"]*", t.text):
+            return None   # ":" (clock times) and other punctuation: not understood
+    roles: List[Tuple[int, str]] = []
+    if category == "DEM":
+        return [(i, "month" if t.kind == "month" else "age") for i, t in enumerate(toks) if t.kind in ("num", "month")]
+    if category == "QUANTITY":
+        ctx = _near_words(before[-30:] + " " + surface + " " + after[:30])
+        money = bool(ctx & CURRENCIES) or any(c in before[-30:] + surface + after[:30] for c in _CURRENCY_SYMBOLS)
+        pct = "%" in surface or "%" in after[:2] or "percent" in ctx or ("per" in ctx and "cent" in ctx)
+        attr = "amount" if money else "percent" if pct else "count"
+        return [(i, "month" if t.kind == "month" else attr) for i, t in enumerate(toks) if t.kind in ("num", "month")]
+    # DATETIME
+    i = 0
+    while i < len(toks):
+        t = toks[i]
+        if t.kind == "month":
+            roles.append((i, "month"))
+            i += 1
+            continue
+        if t.kind != "num":
+            i += 1
+            continue
+        # numeric date: num sep num sep num with one separator in / . - and no spaces
+        if (i + 4 < len(toks) and toks[i + 2].kind == "num" and toks[i + 4].kind == "num"
+                and toks[i + 1].text == toks[i + 3].text and toks[i + 1].text in ("/", ".", "-")):
+            order = ("year", "month_number", "day") if toks[i + 1].text == "-" else ("day", "month_number", "year")
+            roles.extend([(i, order[0]), (i + 2, order[1]), (i + 4, order[2])])
+            i += 5
+            continue
+        nxt, prv = _significant(toks, i, 1), _significant(toks, i, -1)
+        if t.suffix in ("st", "nd", "rd", "th") or (nxt is not None and toks[nxt].kind == "month"):
+            roles.append((i, "day"))
+        elif prv is not None and toks[prv].kind == "month" and nxt is not None and toks[nxt].kind == "num":
+            roles.append((i, "day"))                      # "May 3, 1998"
+        elif nxt is not None and toks[nxt].kind == "word" and toks[nxt].text.lower() in DURATION_UNITS:
+            roles.append((i, "duration"))
+        else:
+            roles.append((i, "year"))                     # a lone number in a date; "the 1990s" is a decade
+        i += 1
+    return roles
+
+
+def _parse_number(raw: str) -> float:
+    """The numeric value of a digit run ("1,500.50", "1.500.000", "2,5"); any deterministic reading is fine:
+    the value is clamped to the attribute's domain before the mechanism sees it."""
+    s = raw
+    if s.count(".") > 1:
+        s = s.replace(".", "")
+    if s.count(",") > 1 or ("," in s and "." in s):
+        s = s.replace(",", "")
+    elif "," in s:
+        head, tail = s.split(",")
+        s = head + ("." + tail if len(tail) != 3 else tail)
+    return float(s)
+
+
+def _ordinal(n: int) -> str:
+    if 10 <= n % 100 <= 20:
+        return "th"
+    return {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+
+
+def _render(attr: NumericAttribute, y: float, suffix: str) -> str:
+    if attr.log_scale:
+        v = 10 ** y
+        digits = max(0, int(math.floor(math.log10(max(v, 1.0)))) - 1)   # two significant digits
+        return f"{round(v, -digits):,.0f}"
+    if not attr.integer:
+        return f"{y:.1f}".rstrip("0").rstrip(".")
+    n = int(round(y))
+    if attr.name == "year" and suffix == "s":
+        return f"{n // 10 * 10}s"
+    if suffix in ("st", "nd", "rd", "th"):
+        return f"{n}{_ordinal(n)}"
+    return str(n)
+
+
+# -- dp_numbers -------------------------------------------------------------------------------------
+
+class DPNumbersParams(_Budgeted):
+    """``epsilon``: ε per released value (a date, an age, an amount), split over its parts."""
+
+    epsilon: float = 1.0
+    mechanism: Literal["laplace", "gaussian"] = "laplace"
+    delta: float = 1e-5
+    max_document_epsilon: Optional[float] = None
+
+    @model_validator(mode="after")
+    def _gaussian(self) -> "DPNumbersParams":
+        if self.mechanism == "gaussian":
+            if not (math.isfinite(self.delta) and 0 < self.delta < 1):
+                raise ValueError(f"the Gaussian mechanism needs delta in (0, 1), got {self.delta!r}")
+            if self.epsilon > GAUSSIAN_MAX_EPSILON:
+                raise ValueError(f"the Gaussian mechanism supports epsilon <= {GAUSSIAN_MAX_EPSILON}")
+        return self
+
+
+@register_operator("dp_numbers", params=DPNumbersParams, budgeted=True)
 class DPNumbers:
-    """Noise the numbers in dates, ages and amounts; other detected spans get typed placeholders."""
+    """Noise every part of detected dates, ages and amounts; every other detected span gets a placeholder.
+
+    ``max_document_epsilon`` (optional) caps the pure/approximate ε this operator spends on one document: a
+    value whose release would exceed it becomes a placeholder (spends nothing).
+    """
 
     name = "dp_numbers"
 
-    def __init__(self, mechanism: str = "laplace", epsilon: Optional[float] = None, delta: float = 1e-5,
-                 levels: Optional[Dict[str, int]] = None) -> None:
-        if mechanism not in ("laplace", "gaussian"):
-            raise ValueError("mechanism must be 'laplace' or 'gaussian'")
-        self.gaussian = mechanism == "gaussian"
-        self.fixed_epsilon = epsilon  # None: adaptive choice from EPSILON_SET
-        self.delta = delta
-        self.levels = dict(levels or DEFAULT_LEVELS)
+    def __init__(self, **params: Any) -> None:
+        self.params = DPNumbersParams(**params)
+        self.gaussian = self.params.mechanism == "gaussian"
 
-    def _noise_number(self, attr: NumericAttribute, raw: float, level: int, rng, acct: BudgetAccountant,
-                      what: str) -> str:
-        if self.fixed_epsilon is not None:
-            eps, ok = float(self.fixed_epsilon), True
-            if self.gaussian and eps > GAUSSIAN_MAX_EPSILON:
-                raise ValueError(f"Gaussian mechanism supports epsilon <= {GAUSSIAN_MAX_EPSILON}")
-        else:
-            eps, ok = choose_epsilon(attr, level, gaussian=self.gaussian, delta=self.delta)
-        x = math.log10(max(raw, 1.0)) if attr.log_scale else raw
-        x = min(max(x, attr.lo), attr.hi)  # clamp to the public domain: this is what bounds sensitivity
-        mech = _make_mechanism(attr, eps, self.gaussian, self.delta, rng)
-        y = min(max(mech.randomise(x), attr.lo), attr.hi)  # post-processing keeps the guarantee
-        acct.spend("gaussian" if self.gaussian else "laplace", eps, self.delta if self.gaussian else 0.0,
-                   f"{what}:{attr.name}{'' if ok else ' (utility tolerance not met)'}")
-        if attr.log_scale:
-            return f"{10 ** y:,.0f}"
-        return str(int(round(y)))
+    def release(self, category: str, surface: str, before: str, after: str, rand: Randomness, scope: str,
+                index: int) -> Tuple[Optional[str], List[PrivacyCharge]]:
+        """The noised surface of one value and its charges, or (None, []) when it must be suppressed."""
+        roles = assign_roles(category, surface, before, after)
+        if not roles:
+            return None, []
+        toks = _tokens(surface, category)
+        eps = self.params.epsilon / len(roles)
+        money = any(r == "amount" for _, r in roles)
+        charges: List[PrivacyCharge] = []
+        for part, (i, role) in enumerate(roles):
+            tok = toks[i]
+            context = (self.name, scope, index, part)
+            if role in ("month", "month_number"):
+                if tok.kind == "month":
+                    true = _month_index(tok)
+                else:   # a numeric month, clamped into 1..12
+                    true = min(max(int(_parse_number(tok.text)), 1), 12) - 1
+                new = k_rr(true, list(range(12)), eps, rand.noise_rng(*context))
+                if role == "month_number":
+                    tok.text = str(new + 1)
+                else:
+                    abbr = tok.text.lower().rstrip(".") not in _MONTH_NAMES
+                    tok.text = (MONTHS[new][:3] if abbr else MONTHS[new]) + ("." if tok.text.endswith(".") else "")
+                charges.append(PrivacyCharge(krr_map(eps, 12, "the 12 months", f"the month of one {category} span"),
+                                             f"{category}:month"))
+                continue
+            attr = ATTRIBUTES[role]
+            x = _parse_number(tok.text)
+            if role == "year" and x < 100:
+                x += 1900 if x > 30 else 2000
+            if attr.log_scale:
+                nxt = _significant(toks, i, 1)
+                if nxt is not None and toks[nxt].kind == "word" and toks[nxt].text.lower() in MULTIPLIERS:
+                    x *= MULTIPLIERS[toks[nxt].text.lower()]
+                    toks[nxt].text = ""   # the multiplier is part of the value; the noised number is written in full
+                x = math.log10(max(x, 1.0))
+            y, pmap = _noise_number(x, attr, eps, self.gaussian, self.params.delta, rand.noise_random_state(*context))
+            tok.text, tok.suffix = _render(attr, y, tok.suffix), ""
+            charges.append(PrivacyCharge(pmap, f"{category}:{attr.name}"))
+        text = "".join(t.text + t.suffix for t in toks)
+        if money:
+            text = re.sub(r"\s{2,}", " ", text)
+        return text, charges
 
-    def __call__(self, text: str, spans: Sequence[Span], seed: int = 0) -> Desensitized:
-        rng = doc_rng(seed, text, self.name)
-        acct = BudgetAccountant()
+    def __call__(self, text: str, spans: Sequence[Span], rand: Randomness, scope: str = "") -> Desensitized:
         memo: Dict[Tuple[str, str], str] = {}
         counters: Dict[str, int] = {}
+        charges: List[PrivacyCharge] = []
+        spent = [0.0]
+        restorer = OnePassRestorer(ignore_case=False)
+        cap = self.params.max_document_epsilon
+
+        def placeholder(span: Span, surface: str) -> str:
+            counters[span.category] = counters.get(span.category, 0) + 1
+            ph = f"[{span.category}_{counters[span.category]}]"
+            restorer.add(ph, " ".join(surface.split()))
+            return ph
 
         def replace(span: Span, surface: str) -> str:
-            key = (span.category, _norm(surface))
+            key = (span.category, " ".join(surface.split()).lower())
             if key in memo:
                 return memo[key]
-            if span.category in ("DATETIME", "DEM", "QUANTITY") and _NUM.search(surface):
-                level = self.levels.get(span.category, 3)
-
-                def sub(m: re.Match) -> str:
-                    attr = _attribute_for(span, surface, m.group(), surface[m.end():])
-                    if attr is None:
-                        return m.group()
-                    return self._noise_number(ATTRIBUTES[attr], float(m.group().replace(",", "")), level,
-                                              rng, acct, span.category)
-
-                out = _NUM.sub(sub, surface)
+            new, cs = self.release(span.category, surface, text[max(0, span.start - 40):span.start],
+                                   text[span.end:span.end + 40], rand, scope, len(memo))
+            cost = sum(c.privacy_map.epsilon for c in cs)
+            if new is None or (cap is not None and spent[0] + cost > cap + 1e-9):
+                new = placeholder(span, surface)
             else:
-                counters[span.category] = counters.get(span.category, 0) + 1
-                out = f"[{span.category}_{counters[span.category]}]"
-            memo[key] = out
-            return out
+                spent[0] += cost
+                charges.extend(cs)
+            memo[key] = new
+            return new
 
         res = apply_replacements(text, spans, replace, self.name)
-        res.epsilon = acct.total_epsilon
-        res.accountant = acct  # type: ignore[attr-defined]
+        res.charges = charges
+        res.restorer = restorer
+        res.vault = restorer.mapping
         return res
 
 
 # -- metric DP on word embeddings -------------------------------------------------------------------
 
+@dataclass(frozen=True)
 class WordEmbeddings:
-    """Static word vectors: the input embedding table of all-MiniLM-L6-v2 (from PyPI), restricted to
-    whole alphabetic wordpieces of 3+ letters (about 20k words).  Loaded once per process."""
+    """Static word vectors: the input embedding table of all-MiniLM-L6-v2, restricted to whole alphabetic
+    wordpieces of 3+ letters, plus the ``[UNK]`` vector for words without an embedding.  Read-only."""
 
-    _cache: Optional["WordEmbeddings"] = None
+    words: Tuple[str, ...]
+    index: Dict[str, int]
+    vectors: np.ndarray
+    sq_norms: np.ndarray
+    unk: np.ndarray
+    source: str
 
-    def __init__(self) -> None:
+    @staticmethod
+    @functools.lru_cache(maxsize=1)
+    def load() -> "WordEmbeddings":
+        """Load once per process (public model data; the arrays are made read-only)."""
         from safetensors.numpy import load_file
 
         from ..models.embeddings import minilm_dir
@@ -211,17 +489,18 @@ class WordEmbeddings:
         key = next(k for k in tensors if k.endswith("word_embeddings.weight"))
         table = tensors[key].astype(np.float32)
         keep = [i for i, w in enumerate(vocab[: table.shape[0]]) if re.fullmatch(r"[a-z]{3,}", w)]
-        self.words = [vocab[i] for i in keep]
-        self.index = {w: i for i, w in enumerate(self.words)}
-        self.vectors = table[keep]
-        self.sq_norms = (self.vectors ** 2).sum(axis=1)
-        self.source = f"all-MiniLM-L6-v2 input embeddings ({len(self.words)} words, dim {table.shape[1]})"
+        vectors = table[keep]
+        unk = table[vocab.index("[UNK]")].copy()
+        sq = (vectors ** 2).sum(axis=1)
+        for arr in (vectors, unk, sq):
+            arr.setflags(write=False)
+        words = tuple(vocab[i] for i in keep)
+        return WordEmbeddings(words, {w: i for i, w in enumerate(words)}, vectors, sq, unk,
+                              f"all-MiniLM-L6-v2 input embeddings ({len(words)} words, dim {table.shape[1]})")
 
-    @classmethod
-    def load(cls) -> "WordEmbeddings":
-        if cls._cache is None:
-            cls._cache = cls()
-        return cls._cache
+    def vector(self, word: str) -> np.ndarray:
+        i = self.index.get(word.lower())
+        return self.unk if i is None else self.vectors[i]
 
 
 def metric_dp_noise(dim: int, epsilon: float, rng: np.random.Generator) -> np.ndarray:
@@ -231,75 +510,66 @@ def metric_dp_noise(dim: int, epsilon: float, rng: np.random.Generator) -> np.nd
     return direction * rng.gamma(shape=dim, scale=1.0 / epsilon)
 
 
-@register_operator("metric_dp_words")
-class MetricDPWords:
-    """Replace each word of a detected span by the nearest vocabulary word to its noised embedding.
+class MetricWordsParams(_Budgeted):
+    epsilon: float = 10.0
 
-    Words outside the vocabulary (most names, all numbers) have no embedding: they are released as a
-    typed placeholder, which spends no budget.
-    """
+
+@register_operator("metric_dp_words", params=MetricWordsParams, budgeted=True)
+class MetricDPWords:
+    """Replace each word of a detected span by the vocabulary word nearest to its noised embedding."""
 
     name = "metric_dp_words"
 
-    def __init__(self, epsilon: float = 10.0) -> None:
-        if epsilon <= 0:
-            raise ValueError("epsilon must be positive")
-        self.epsilon = float(epsilon)
+    def __init__(self, **params: Any) -> None:
+        self.params = MetricWordsParams(**params)
+        self.epsilon = self.params.epsilon
         self.emb = WordEmbeddings.load()
 
-    def _release(self, words: List[str], rng, acct: BudgetAccountant) -> Dict[str, Optional[str]]:
-        """Noise every distinct in-vocabulary word once, then one batched nearest-neighbour search."""
-        known = [w for w in words if w in self.emb.index]
-        out: Dict[str, Optional[str]] = {w: None for w in words}
-        if not known:
-            return out
+    def _release(self, words: List[str], rand: Randomness, scope: str) -> Dict[str, str]:
+        """Noise every distinct word once, then one batched nearest-neighbour search."""
+        if not words:
+            return {}
         dim = self.emb.vectors.shape[1]
-        noisy = np.stack([self.emb.vectors[self.emb.index[w]] + metric_dp_noise(dim, self.epsilon, rng) for w in known])
-        # nearest neighbour: argmin ||V - v||^2 = argmin (||V||^2 - 2 V.v), for all words at once
+        noisy = np.stack([self.emb.vector(w) + metric_dp_noise(dim, self.epsilon, rand.noise_rng(self.name, scope, k))
+                          for k, w in enumerate(words)])
         nearest = np.argmin(self.emb.sq_norms[:, None] - 2.0 * (self.emb.vectors @ noisy.T), axis=0)
-        for w, j in zip(known, nearest):
-            acct.spend("metric_dp", self.epsilon, what="word (d_chi: eps*distance)")
-            out[w] = self.emb.words[int(j)]
-        return out
+        return {w: self.emb.words[int(j)] for w, j in zip(words, nearest)}
 
-    def __call__(self, text: str, spans: Sequence[Span], seed: int = 0) -> Desensitized:
-        rng = doc_rng(seed, text, self.name)
-        acct = BudgetAccountant()
+    def __call__(self, text: str, spans: Sequence[Span], rand: Randomness, scope: str = "") -> Desensitized:
         words: List[str] = []
+        seen = set()
         for span in sorted(spans):
             for tok in re.findall(r"\w+", text[span.start:span.end]):
-                if tok.lower() not in words:
+                if tok.lower() not in seen:
+                    seen.add(tok.lower())
                     words.append(tok.lower())
-        released = self._release(words, rng, acct)
+        released = self._release(words, rand, scope)
+        pmap = metric_word_map(self.epsilon, self.emb.source)
 
         def replace(span: Span, surface: str) -> str:
             out = []
             for tok in re.findall(r"\w+|\W+", surface):
-                if not tok[0].isalnum():
+                if not tok[0].isalnum() and tok[0] != "_":
                     out.append(tok)
                     continue
-                new = released.get(tok.lower())
-                if new is None:
-                    out.append(f"[{span.category}]")
-                else:
-                    out.append(new.capitalize() if tok[:1].isupper() else new)
+                new = released[tok.lower()]
+                out.append(new.capitalize() if tok[:1].isupper() else new)
             return "".join(out)
 
         res = apply_replacements(text, spans, replace, self.name)
-        res.epsilon = acct.total_epsilon
-        res.accountant = acct  # type: ignore[attr-defined]
+        res.charges = [PrivacyCharge(pmap, "word") for _ in words]
         return res
 
 
-@register_operator("uniform_ldp")
+@register_operator("uniform_ldp", params=MetricWordsParams, budgeted=True)
 class UniformMetricDP(MetricDPWords):
     """PRISM's "Uniform LDP" baseline: metric-DP replacement of *every* word, detected or not."""
 
     name = "uniform_ldp"
 
-    def __call__(self, text: str, spans: Sequence[Span], seed: int = 0) -> Desensitized:
+    def __call__(self, text: str, spans: Sequence[Span], rand: Randomness, scope: str = "") -> Desensitized:
         every_word = [Span(m.start(), m.end(), "WORD", 1.0, "uniform") for m in re.finditer(r"\w+", text)]
-        res = super().__call__(text, every_word, seed)
+        res = super().__call__(text, every_word, rand, scope)
         res.method = self.name
         return res
 
@@ -312,18 +582,14 @@ PRISM_WEIGHTS = {"PERSON": 0.9, "CODE": 0.95, "LOC": 0.4, "ORG": 0.5, "DATETIME"
                  "QUANTITY": 0.3, "MISC": 0.5}
 
 
-def _year_domain() -> List[str]:
-    return [str(y) for y in range(1950, 2026)]
-
-
 def value_domains() -> Dict[str, List[str]]:
-    """Explicit public value domains per category (each also contains OTHER)."""
+    """Explicit public value domains per category (OTHER is added by the operator)."""
     return {
         "PERSON": [f"{f} {l}" for f, l in zip(FIRST_NAMES, LAST_NAMES)],
         "CODE": [f"{n:05d}/{y % 100:02d}" for n, y in zip(range(10000, 90000, 2500), range(90, 122))],
         "LOC": sorted(_COUNTRIES),
         "ORG": list(ORGANISATIONS),
-        "DATETIME": _year_domain(),
+        "DATETIME": [str(y) for y in range(1950, 2026)],
         "DEM": list(NATIONALITIES),
         "QUANTITY": [f"about {10 ** k:,}" for k in range(0, 9)],
         "MISC": ["a profession", "an illness", "a religion", "a political opinion", "an event"],
@@ -339,7 +605,7 @@ def map_to_domain(category: str, surface: str, domain: Sequence[str]) -> str:
         c = country_of(surface)
         return c if c in domain else OTHER
     if category == "QUANTITY":
-        m = _NUM.search(surface)
+        m = re.search(r"\d[\d,]*(?:\.\d+)?", surface)
         if m:
             k = int(math.log10(max(float(m.group().replace(",", "")), 1.0)))
             cand = f"about {10 ** min(k, 8):,}"
@@ -348,42 +614,52 @@ def map_to_domain(category: str, surface: str, domain: Sequence[str]) -> str:
     return surface if surface in domain else OTHER
 
 
-def k_rr(true: str, domain: Sequence[str], epsilon: float, rng: np.random.Generator) -> str:
-    """k-ary randomized response: keep with p = e^ε/(e^ε + k - 1), else a uniform *other* element."""
-    k = len(domain)
-    if true not in domain:
-        raise ValueError(f"{true!r} is not in the domain")
-    p_keep = math.exp(epsilon) / (math.exp(epsilon) + k - 1)
-    if rng.random() < p_keep:
-        return true
-    others = [d for d in domain if d != true]
-    return others[int(rng.integers(len(others)))]
-
-
 def split_budget(epsilon: float, weight: float, alpha: float) -> Tuple[float, float]:
     """PRISM eq. 6-7: ε1 = ε·w/(w + α(1-w)), ε2 = ε - ε1."""
     e1 = epsilon * weight / (weight + alpha * (1 - weight))
     return e1, epsilon - e1
 
 
-@register_operator("prism_ldp")
-class PrismTwoLayerLDP:
-    """PRISM's adaptive two-layer LDP as the paper states it, over explicit domains.
+class PrismParams(_Budgeted):
+    epsilon: float = 2.0
+    alpha: float = 0.5
+    weights: Optional[Dict[str, float]] = None
+    max_document_epsilon: Optional[float] = None
 
-    Only the released value is sent (the released category is implied by it and is covered by ε1).
-    A value outside its domain is first mapped to OTHER, rendered as a typed placeholder.
+    @field_validator("alpha")
+    @classmethod
+    def _alpha(cls, v: float) -> float:
+        if not (math.isfinite(v) and 0 < v <= 1):
+            raise ValueError(f"alpha must be in (0, 1], got {v!r}")
+        return v
+
+    @field_validator("weights")
+    @classmethod
+    def _weights(cls, v: Optional[Dict[str, float]]) -> Optional[Dict[str, float]]:
+        for k, w in (v or {}).items():
+            if not (math.isfinite(w) and 0 < w < 1):
+                raise ValueError(f"weight of {k} must be in (0, 1), got {w!r}")
+        return v
+
+
+@register_operator("prism_ldp", params=PrismParams, budgeted=True)
+class PrismTwoLayerLDP:
+    """PRISM's two-layer LDP over explicit public domains: ε per distinct value (ε1 category + ε2 value).
+
+    Only the released value is sent (the released category is implied by it); OTHER is sent as a
+    ``[CATEGORY]`` placeholder of the released category.
     """
 
     name = "prism_ldp"
 
-    def __init__(self, epsilon: float = 2.0, alpha: float = 0.5, weights: Optional[Dict[str, float]] = None) -> None:
-        if epsilon <= 0 or not 0 < alpha <= 1:
-            raise ValueError("need epsilon > 0 and 0 < alpha <= 1")
-        self.epsilon, self.alpha = float(epsilon), float(alpha)
-        self.weights = dict(PRISM_WEIGHTS, **(weights or {}))
+    def __init__(self, **params: Any) -> None:
+        self.params = PrismParams(**params)
+        self.epsilon, self.alpha = self.params.epsilon, self.params.alpha
+        self.weights = dict(PRISM_WEIGHTS, **(self.params.weights or {}))
         self.domains = {c: d + [OTHER] for c, d in value_domains().items()}
 
-    def randomize(self, category: str, surface: str, rng, acct: BudgetAccountant) -> Tuple[str, str]:
+    def randomize(self, category: str, surface: str, rng: np.random.Generator) -> Tuple[str, str, List[PrivacyCharge]]:
+        """(released category, released value, charges) for one value."""
         cat = category if category in TAB_CATEGORIES else "MISC"
         e1, e2 = split_budget(self.epsilon, self.weights.get(cat, 0.5), self.alpha)
         noisy_cat = k_rr(cat, TAB_CATEGORIES, e1, rng)
@@ -391,23 +667,30 @@ class PrismTwoLayerLDP:
         # If the category changed, the true value has no meaning in the new domain: start from OTHER.
         start = map_to_domain(cat, surface, dom) if noisy_cat == cat else OTHER
         value = k_rr(start, dom, e2, rng)
-        acct.spend("k-RR category", e1, what=cat)
-        acct.spend("k-RR value", e2, what=cat)
-        return noisy_cat, value
+        charges = [PrivacyCharge(krr_map(e1, len(TAB_CATEGORIES), "the 8 TAB categories", "the category of one value"),
+                                 f"{cat}:category"),
+                   PrivacyCharge(krr_map(e2, len(dom), "the released category's public value domain (with OTHER)",
+                                         "one value within its category's domain"), f"{cat}:value")]
+        return noisy_cat, value, charges
 
-    def __call__(self, text: str, spans: Sequence[Span], seed: int = 0) -> Desensitized:
-        rng = doc_rng(seed, text, self.name)
-        acct = BudgetAccountant()
+    def __call__(self, text: str, spans: Sequence[Span], rand: Randomness, scope: str = "") -> Desensitized:
         memo: Dict[Tuple[str, str], str] = {}
+        charges: List[PrivacyCharge] = []
+        cap = self.params.max_document_epsilon
 
         def replace(span: Span, surface: str) -> str:
-            key = (span.category, _norm(surface))
+            key = (span.category, " ".join(surface.split()).lower())
             if key not in memo:
-                noisy_cat, value = self.randomize(span.category, surface, rng, acct)
-                memo[key] = f"[{noisy_cat}]" if value == OTHER else value
+                spent = sum(c.privacy_map.epsilon for c in charges)
+                if cap is not None and spent + self.epsilon > cap + 1e-9:
+                    memo[key] = f"[{span.category}]"
+                else:
+                    noisy_cat, value, cs = self.randomize(span.category, surface,
+                                                          rand.noise_rng(self.name, scope, len(memo)))
+                    charges.extend(cs)
+                    memo[key] = f"[{noisy_cat}]" if value == OTHER else value
             return memo[key]
 
         res = apply_replacements(text, spans, replace, self.name)
-        res.epsilon = acct.total_epsilon
-        res.accountant = acct  # type: ignore[attr-defined]
+        res.charges = charges
         return res

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Sequence
+from typing import Literal, Sequence
 
+from pydantic import BaseModel, ConfigDict
+
+from ..randomness import Randomness
 from ..spans import Span
 from .base import Desensitized, apply_replacements, register_operator
 from .gazetteer import country_of
+
+# Unit and currency words a generalized number may keep (public vocabulary, shared with dp_numbers);
+# any other word of the span (a street, a town) is dropped.
+from .dp_mechanisms import CURRENCIES, TEMPLATE_WORDS
 
 _MONTHS = ("January|February|March|April|May|June|July|August|September|October|November|December")
 _ORG_KINDS = [
@@ -46,7 +53,8 @@ def generalize_number(surface: str) -> str:
         return "some amount"
     if re.search(r"million", surface, re.I):
         value *= 1e6
-    unit = re.sub(r"[\d,.\s]+|million|billion|thousand", " ", surface, flags=re.I).strip()
+    words = re.findall(r"[^\W\d_]+|[€$£¥%]", re.sub(r"million|billion|thousand", " ", surface, flags=re.I))
+    unit = " ".join(w for w in words if w.lower() in TEMPLATE_WORDS or w.lower() in CURRENCIES or w in "€$£¥%")
     if value < 10:
         rng = "fewer than 10"
     else:
@@ -71,16 +79,22 @@ def generalize_org(surface: str) -> str:
     return "an organisation"
 
 
-@register_operator("generalization")
+class GeneralizationParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    date_level: Literal["month", "year"] = "year"
+
+
+@register_operator("generalization", params=GeneralizationParams)
 class Generalization:
-    """Coarsen each detected value; ``date_level`` is "month" (month year) or "year"."""
+    """Coarsen each detected value; ``date_level`` is "month" (month year) or "year".
+
+    Deterministic and heuristic: it gives no formal guarantee and spends no ε.
+    """
 
     name = "generalization"
 
-    def __init__(self, date_level: str = "year") -> None:
-        if date_level not in ("month", "year"):
-            raise ValueError("date_level must be 'month' or 'year'")
-        self.date_level = date_level
+    def __init__(self, **params: object) -> None:
+        self.date_level = GeneralizationParams(**params).date_level
 
     def replace(self, span: Span, surface: str) -> str:
         cat = span.category
@@ -99,7 +113,7 @@ class Generalization:
             return "a person"
         return f"[{cat}]"  # nationalities, codes, misc: nothing coarser that is still safe
 
-    def __call__(self, text: str, spans: Sequence[Span], seed: int = 0) -> Desensitized:
+    def __call__(self, text: str, spans: Sequence[Span], rand: Randomness, scope: str = "") -> Desensitized:
         def replace(span: Span, surface: str) -> str:
             new = self.replace(span, surface)
             # "against the Republic of X" -> "against the country", not "against the a country"
