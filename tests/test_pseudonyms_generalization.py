@@ -3,51 +3,8 @@ import pytest
 from cloud_edge_privacy.desensitization import get_operator
 from cloud_edge_privacy.desensitization.generalization import (generalize_age, generalize_date, generalize_number,
                                                               generalize_org)
-from cloud_edge_privacy.desensitization.pseudonyms import PseudonymVault, restore_answer
+from cloud_edge_privacy.desensitization.pseudonyms import restore_answer
 from cloud_edge_privacy.spans import Span
-
-TEXT = "Ms Anna Berg lives in Oslo. Berg was born on 3 May 1961; application no. 36110/97."
-SPANS = [Span(0, 12, "PERSON"), Span(22, 26, "LOC"), Span(28, 32, "PERSON"), Span(45, 55, "DATETIME"),
-         Span(73, 81, "CODE")]
-
-
-def test_pseudonyms_are_consistent_and_hide_the_originals():
-    r = get_operator("pseudonym")(TEXT, SPANS, seed=3)
-    for original in ("Anna", "Berg", "Oslo", "1961", "36110/97"):
-        assert original not in r.text
-    full, surname = r.replacements[0].replacement, r.replacements[2].replacement
-    assert full.startswith("Ms ") and full.endswith(surname)       # "Berg" alone maps to the same surname
-    code = r.replacements[4].replacement
-    assert len(code) == len("36110/97") and code[5] == "/"          # format preserved
-    assert get_operator("pseudonym")(TEXT, SPANS, seed=3).text == r.text
-    assert get_operator("pseudonym")(TEXT, SPANS, seed=4).text != r.text
-
-
-def test_same_value_same_surrogate_across_documents_of_a_session():
-    vault = PseudonymVault(seed=1)
-    op = get_operator("pseudonym", vault=vault)
-    a = op("Oslo is cold.", [Span(0, 4, "LOC")])
-    b = op("We met in Oslo.", [Span(10, 14, "LOC")])
-    assert a.replacements[0].replacement == b.replacements[0].replacement
-
-
-def test_restore_is_exact_and_tolerates_case_and_inflection():
-    r = get_operator("pseudonym")(TEXT, SPANS, seed=3)
-    sur_full = r.replacements[0].replacement                 # e.g. "Ms Nils Engel"
-    surname = r.replacements[2].replacement
-    place = r.replacements[1].replacement
-    answer = f"{sur_full} lives in {place}. {surname.upper()}'s appeal failed; the {surname}s moved."
-    restored = restore_answer(answer, r)
-    assert restored == "Ms Anna Berg lives in Oslo. BERG's appeal failed; the Bergs moved."
-    # every surrogate maps back to its original
-    assert restore_answer(r.text, r) == TEXT
-
-
-def test_placeholder_fallback_when_nothing_can_be_replaced():
-    r = get_operator("pseudonym")("It lasted seven years.", [Span(10, 21, "DATETIME")], seed=0)
-    assert r.text == "It lasted [DATETIME_1]."
-    assert restore_answer("After [DATETIME_1].", r) == "After seven years."
-
 
 @pytest.mark.parametrize("fn, arg, expected", [
     (generalize_date, ("3 May 1961", "month"), "May 1961"),

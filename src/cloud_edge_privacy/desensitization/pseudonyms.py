@@ -1,152 +1,513 @@
-"""Consistent, reversible pseudonyms with a vault, and their restoration in LLM answers."""
+"""Keyed, reversible pseudonyms (the ``pseudonym`` method) and their one-pass restoration on the edge.
+
+How a surrogate is chosen (DESIGN.md threat model: the adversary knows code, YAML and seed, not the key):
+
+* **Keyed and stateless.**  Every choice is an HMAC under :class:`~cloud_edge_privacy.randomness.Randomness`'s
+  key of (kind, normalized value, attempt): the same value gets the same surrogate in every document and every
+  call under one key (a stateless proxy that re-protects a whole conversation per request sees the same
+  surrogates), other keys give other surrogates, and in deployment mode nothing can be recomputed from the
+  public seed.  Names, places and companies come from Faker seeded with the keyed integer; codes keep their
+  format with every identifying letter and digit redrawn; dates move by a per-``scope`` keyed shift.
+* **Unique within a call.**  No two originals share a surrogate, and no surrogate equals (or contains a
+  name token of) anything the document itself says: candidates that collide are rejected and the next keyed
+  attempt is tried.  Values are settled in an order fixed by the key, so the outcome does not depend on the
+  order of mentions.
+* **Restorable.**  The result's restorer (:class:`~.restore.OnePassRestorer`) puts originals back in one pass,
+  longest match first; person names are mapped token by token ("Anna Berg", "Berg", "Mr Berg", "Berg's",
+  "BERG"), dates also when the model writes them in another common format, placeholders too.
+
+Each call builds its own vault, so concurrent requests share nothing mutable but the (locked) Faker source.
+"""
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Sequence, Tuple
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from ..hashing import stable_hash
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from ..randomness import Randomness
 from ..spans import Span
 from .base import Desensitized, apply_replacements, register_operator
-from .surrogates import FIRST_NAMES, LAST_NAMES, MONTHS, NATIONALITIES, ORGANISATIONS, PLACES
+from .restore import OnePassRestorer
+from .surrogates import (DEFAULT_LOCALES, NameSource, code_surrogate, date_variants, day_month_variants,
+                         month_year_variants, number_surrogate, partial_variants, shift_dates, shift_days)
 
-_TITLES = {"mr", "mrs", "ms", "miss", "mme", "dr", "prof", "professor", "judge", "mr.", "mrs.", "ms.", "dr."}
-_MONTH_RE = re.compile(r"\b(" + "|".join(MONTHS) + r")\b")
+_TITLES = frozenset({"mr", "mrs", "ms", "miss", "mme", "mlle", "dr", "prof", "professor", "judge", "sir", "dame",
+           "lord", "lady", "herr", "frau", "sr", "sra", "sig", "sig.ra", "rev"})
+_PARTICLES = frozenset({"van", "von", "de", "der", "den", "da", "di", "del", "della", "dos", "das", "du", "la", "le",
+              "bin", "ibn", "al", "el", "ter", "ten", "y", "zu"})
+# words that say what kind of organisation or place something is; kept, and never counted as identifying
+_ORG_SUFFIX_KINDS = ("Court", "Tribunal", "Bank", "Hospital", "Clinic", "Police", "Prison", "Council", "School",
+                     "College", "Agency", "Office", "Institute", "Foundation", "Association", "Party", "Union",
+                     "Commission", "Authority", "Service", "Board", "Committee", "Prosecutor's Office", "Church")
+_ORG_PREFIX_KINDS = ("Ministry", "Department", "University", "Bank", "Office", "Court", "Institute", "Embassy",
+                     "Municipality", "Republic")
+_STREET_WORDS = re.compile(r"(?i)\b(?:street|st\.|road|rd\.?|avenue|ave\.?|lane|square|boulevard|blvd|way|"
+                           r"drive|place|ul\.|ulica|strasse|straße|gate|gata|gatan|vej|weg|rue|via|calle)\b")
+_GENERIC = frozenset({"the", "of", "and", "for", "in", "on", "at", "a", "an", "de", "la", "le", "du", "des", "del", "der",
+            "die", "das", "und", "et", "&", "co", "ltd", "inc", "plc", "gmbh", "ag", "sa", "as", "asa", "llc",
+            "regional", "district", "supreme", "administrative", "constitutional", "high", "appeal", "appeals",
+            "civil", "criminal", "national", "state", "federal", "city", "county", "public", "general", "central",
+            "first", "second", "third", "instance", "street", "road", "avenue", "square", "prosecutor"}
+                     | {w.lower() for k in _ORG_SUFFIX_KINDS + _ORG_PREFIX_KINDS for w in k.split()})
+_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
+_POSSESSIVE = re.compile(r"(?:['’]s|['’])$")
+NAME_TOKEN = re.compile(r"[A-Z][a-z]{2,}|[A-Z][a-z]+[A-Z][a-z]+")  # one capitalized word ("Berg", "McKay")
+MAX_ATTEMPTS = 400
+DATE_SHIFT_ATTEMPTS = 8
 
 
 def _norm(s: str) -> str:
-    return re.sub(r"\s+", " ", s).strip().lower()
+    return " ".join(s.split()).lower()
 
 
+def _code_norm(s: str) -> str:
+    """A code's identity: letters and digits only, lower case ("DE89 3704" and "de893704" are one IBAN)."""
+    return re.sub(r"[\W_]", "", s).lower() or _norm(s)
+
+
+def _styled(word: str, like: str) -> str:
+    """``word`` in the letter case of ``like``."""
+    if like.isupper() and sum(c.isalpha() for c in like) > 1:
+        return word.upper()
+    if like.islower():
+        return word.lower()
+    return word
+
+
+class PseudonymParams(BaseModel):
+    """Parameters of the ``pseudonym`` method (unknown keys are errors)."""
+
+    model_config = ConfigDict(extra="forbid")
+    locales: List[str] = list(DEFAULT_LOCALES)  # Faker locales that names, places and companies come from
+    ascii_only: bool = True                     # fold surrogates to ASCII (models copy them back faithfully)
+    day_first: bool = True                      # how an ambiguous numeric date such as 03/05/1961 is read
+
+    @field_validator("locales")
+    @classmethod
+    def _known_locales(cls, value: List[str]) -> List[str]:
+        if not value:
+            raise ValueError("give at least one Faker locale")
+        try:
+            from faker.config import AVAILABLE_LOCALES
+        except ImportError:  # pragma: no cover - without Faker the invented pools are used
+            return value
+        unknown = [v for v in value if v not in AVAILABLE_LOCALES]
+        if unknown:
+            raise ValueError(f"unknown Faker locale(s) {unknown}")
+        return value
+
+
+@dataclass
+class _Document:
+    """What one document says, for rejecting candidates that would collide with it."""
+
+    text_lower: str
+    identifying: Set[str]  # name-like tokens of the originals (lower case)
+
+    @classmethod
+    def of(cls, text: str, spans: Sequence[Span]) -> "_Document":
+        identifying: Set[str] = set()
+        for s in spans:
+            if s.category in ("PERSON", "LOC", "ORG", "DEM", "MISC"):
+                for w in _WORD.findall(text[s.start:s.end]):
+                    w = _POSSESSIVE.sub("", w.lower())
+                    if len(w) > 1 and w not in _GENERIC and w not in _TITLES and w not in _PARTICLES:
+                        identifying.add(w)
+        return cls(text.lower(), identifying)
+
+    def says(self, candidate: str) -> bool:
+        """Whether ``candidate`` occurs in the document (case-insensitive, on word boundaries)."""
+        low = candidate.lower()
+        if low not in self.text_lower:
+            return False
+        body = r"\s+".join(re.escape(t) for t in low.split())
+        return re.search(rf"(?<!\w){body}(?!\w)", self.text_lower) is not None
+
+
+@dataclass
 class PseudonymVault:
-    """Maps each (category, value) to one surrogate and back.
+    """One call's assignments (kind, normalized value) -> surrogate, kept injective.
 
-    Surrogates are chosen by a keyed hash of (seed, category, value), so the same value gets the same
-    surrogate in every document of a session, independent of processing order; collisions are probed
-    away.  Person names are mapped token by token, so "Anna Berg" and a later "Berg" stay consistent.
+    ``assign`` settles a value: the keyed candidates ``make(attempt)`` for attempt = 0, 1, ... are tried until
+    one is new in this vault, does not occur in the document and carries none of its name tokens.  Built and
+    used by one call (no sharing, so no lock is needed); the choice of candidates is a pure function of the key.
     """
 
-    def __init__(self, seed: int = 0) -> None:
-        self.seed = seed
-        self.forward: Dict[Tuple[str, str], str] = {}
-        self.backward: Dict[str, str] = {}
-        self._used: Dict[str, set] = {}
+    doc: _Document
+    forward: Dict[Tuple[str, str], str] = field(default_factory=dict)
+    attempts: Dict[Tuple[str, str], int] = field(default_factory=dict)  # which keyed attempt was taken
+    used: Set[str] = field(default_factory=set)
+    person_tokens: Set[str] = field(default_factory=set)
 
-    def _pick(self, pool: Sequence[str], kind: str, value: str) -> str:
-        used = self._used.setdefault(kind, set())
-        h = int(stable_hash([self.seed, kind, _norm(value)])[:12], 16)
-        for probe in range(len(pool)):
-            cand = pool[(h + probe) % len(pool)]
-            if cand not in used:
-                used.add(cand)
-                return cand
-        return f"{pool[h % len(pool)]}-{len(used)}"  # pool exhausted: still unique
+    def acceptable(self, candidate: Optional[str], multiword_ok: bool, exact: bool) -> bool:
+        if not candidate or candidate.lower() in self.used:
+            return False
+        if not multiword_ok and not NAME_TOKEN.fullmatch(candidate):
+            return False
+        if self.doc.says(candidate):
+            return False
+        if not exact:  # names: no token of the document's names, none of our person surrogates inside
+            tokens = {t.lower() for t in _WORD.findall(candidate)}
+            if tokens & self.doc.identifying or (multiword_ok and tokens & self.person_tokens):
+                return False
+        return True
 
-    def _digits(self, value: str, letters: bool = True) -> str:
-        """Format-preserving replacement: every digit (and letter, for codes) replaced, punctuation kept."""
-        h = stable_hash([self.seed, "code", value])
-        out, k = [], 0
-        for ch in value:
-            r = int(h[k % len(h)], 16)
-            k += 1
-            if ch.isdigit():
-                out.append(str((int(ch) + 1 + r % 9) % 10))
-            elif letters and ch.isalpha() and ch.isascii():
-                base = "A" if ch.isupper() else "a"
-                out.append(chr(ord(base) + (ord(ch.lower()) - 97 + 1 + r % 25) % 26))
-            else:
-                out.append(ch)
-        return "".join(out)
-
-    def _date(self, value: str) -> str:
-        shift = int(stable_hash([self.seed, "year-shift"])[:4], 16) % 9 - 4 or 3
-        out = re.sub(r"\b(1[89]\d{2}|20\d{2})\b", lambda m: str(int(m.group()) + shift), value)
-        out = _MONTH_RE.sub(lambda m: MONTHS[(MONTHS.index(m.group()) + 5) % 12], out)
-        return re.sub(r"\b([0-2]?\d|3[01])\b(?= (?:" + "|".join(MONTHS) + "))",
-                      lambda m: str((int(m.group()) + 11) % 28 + 1), out)
-
-    def _person(self, surface: str) -> str:
-        tokens = surface.split()
-        content = [t for t in tokens if _norm(t) not in _TITLES]
-        out = []
-        for t in tokens:
-            if _norm(t) in _TITLES:
-                out.append(t)
-                continue
-            key = ("PERSON_TOKEN", _norm(t))
-            if key not in self.forward:
-                if re.fullmatch(r"[A-Z]\.", t):
-                    sur = self._digits(t[0]) + "."
-                else:
-                    is_last = t is content[-1] or len(content) == 1
-                    sur = self._pick(LAST_NAMES if is_last else FIRST_NAMES, "last" if is_last else "first", t)
-                self.forward[key] = sur
-                self.backward.setdefault(sur, t)
-            out.append(self.forward[key])
-        return " ".join(out)
-
-    def surrogate(self, category: str, surface: str) -> str:
-        key = (category, _norm(surface))
+    def assign(self, kind: str, norm: str, make: Callable[[int], Optional[str]], multiword_ok: bool = True,
+               exact: bool = False, fallback: Optional[Callable[[], str]] = None) -> str:
+        key = (kind, norm)
         if key in self.forward:
             return self.forward[key]
-        if category == "PERSON":
-            sur = self._person(surface)
-        elif category == "LOC":
-            sur = self._pick(PLACES, "LOC", surface)
-        elif category == "ORG":
-            sur = self._pick(ORGANISATIONS, "ORG", surface)
-        elif category == "DEM" and not any(c.isdigit() for c in surface):
-            sur = self._pick(NATIONALITIES, "DEM", surface)
-        elif category == "DATETIME":
-            sur = self._date(surface)
-        elif category == "CODE":
-            sur = self._digits(surface)
-        elif category in ("QUANTITY", "DEM"):
-            sur = self._digits(surface, letters=False)  # "48,000 euros" -> "93,514 euros"
-        else:
-            sur = f"[{category}_{len([k for k in self.forward if k[0] == category]) + 1}]"
-        if sur == surface:  # nothing replaceable (e.g. "seven years"): fall back to a typed placeholder
-            sur = f"[{category}_{len([k for k in self.forward if k[0] == category]) + 1}]"
-        self.forward[key] = sur
-        self.backward.setdefault(sur, surface)
-        return sur
-
-    def restore(self, text: str) -> str:
-        """Put originals back into a model's answer: case-insensitive, keeps possessive/plural suffixes."""
-        for sur in sorted(self.backward, key=len, reverse=True):
-            original = self.backward[sur]
-            body = r"\s+".join(re.escape(t) for t in sur.split())
-            pattern = re.compile(r"(?<!\w)" + body + r"(?=(?:'s|’s|s)?(?!\w))", re.IGNORECASE)
-
-            def put(m: re.Match, original: str = original, sur: str = sur) -> str:
-                shouted = m.group().isupper() and not sur.isupper() and len(m.group()) > 1
-                return original.upper() if shouted else original
-
-            text = pattern.sub(put, text)
-        return text
+        chosen = None
+        for attempt in range(MAX_ATTEMPTS):
+            cand = make(attempt)
+            if self.acceptable(cand, multiword_ok, exact):
+                chosen = cand
+                self.attempts[key] = attempt
+                break
+        if chosen is None:
+            if fallback is None:
+                raise RuntimeError(f"no unique surrogate found for a {kind} value")  # pragma: no cover
+            chosen = fallback()
+        self.forward[key] = chosen
+        self.used.add(chosen.lower())
+        if kind.startswith("PERSON"):
+            self.person_tokens.add(chosen.lower())
+        return chosen
 
 
-@register_operator("pseudonym")
+@dataclass
+class _PersonToken:
+    """One token of a person span: its text, its role and where its replacement goes."""
+
+    text: str
+    kind: str  # "given", "family", "initial", or "keep" (titles, particles, punctuation)
+    core: str = ""
+    suffix: str = ""
+
+
+def _split_person(surface: str) -> List[List[_PersonToken]]:
+    """The whitespace-separated words of a name, each split into hyphen parts with their kind (roles later)."""
+    words = surface.split()
+    out: List[List[_PersonToken]] = []
+    for w in words:
+        bare = w.rstrip(",;:")
+        tail = w[len(bare):]
+        if bare.lower().rstrip(".") in _TITLES or (bare.islower() and bare in _PARTICLES):
+            out.append([_PersonToken(w, "keep")])
+            continue
+        poss = _POSSESSIVE.search(bare)
+        core, suffix = (bare[:poss.start()], bare[poss.start():] + tail) if poss and len(bare) > 2 else (bare, tail)
+        if re.fullmatch(r"[^\W\d_]\.?", core):
+            out.append([_PersonToken(w, "initial", core, suffix)])
+            continue
+        parts = core.split("-")
+        toks = [_PersonToken(p, "family", p, "") for p in parts if p]
+        if not toks:
+            out.append([_PersonToken(w, "keep")])
+            continue
+        toks[-1].suffix = suffix
+        out.append(toks)
+    return out
+
+
+@register_operator("pseudonym", params=PseudonymParams)
 class ConsistentPseudonyms:
-    """Replace each detected value by a realistic surrogate; reversible through the returned vault."""
+    """Replace each detected value by a realistic keyed surrogate; reversible through the result's restorer.
+
+    ``op(text, spans, rand, scope)``: surrogates are HMACs under ``rand``'s key (see the module docstring);
+    dates are shifted by a number of days keyed by ``rand.digest("date-shift", scope)`` (``scope`` = document or
+    conversation id), so intervals inside a scope are kept and the shift is unknown without the key.
+
+    Reversibility across processes or requests needs a persistent key: the edge pipeline then builds its
+    randomness with ``Randomness.deployment(require_key=True)``, which raises a ``ConfigError`` naming
+    ``$CEP_SECRET_KEY`` when no key is set.  With a per-process key (``persistent_key`` false) surrogates are
+    consistent, and restorable, only within this process.
+    """
 
     name = "pseudonym"
 
-    def __init__(self, vault: PseudonymVault | None = None) -> None:
-        self.vault = vault
+    def __init__(self, locales: Sequence[str] = DEFAULT_LOCALES, ascii_only: bool = True,
+                 day_first: bool = True) -> None:
+        self.names = NameSource(locales, ascii_only)
+        self.day_first = day_first
 
-    def __call__(self, text: str, spans: Sequence[Span], seed: int = 0) -> Desensitized:
-        vault = self.vault or PseudonymVault(seed)
-        out = apply_replacements(text, spans, lambda s, surface: vault.surrogate(s.category, surface), self.name)
-        out.vault = dict(vault.backward)
-        out.restorer = vault  # type: ignore[attr-defined]
+    # -- the call ---------------------------------------------------------------------------------------
+    def __call__(self, text: str, spans: Sequence[Span], rand: Randomness, scope: str = "") -> Desensitized:
+        doc = _Document.of(text, spans)
+        vault = PseudonymVault(doc)
+        surface = {s: text[s.start:s.end] for s in spans}
+        people = {s: _split_person(surface[s]) for s in spans if s.category == "PERSON"}
+        self._settle_people(people, vault, rand)
+        others = [s for s in spans if s.category not in ("PERSON", "DATETIME")]
+        for s in sorted(others, key=lambda s: rand.digest("pseudonym-order", s.category, self._key(s, surface[s]))):
+            self._settle_value(s.category, surface[s], vault, rand)
+        dates = self._settle_dates([s for s in spans if s.category == "DATETIME"], surface, vault, rand, scope)
+
+        primary: List[Tuple[str, str]] = []
+        secondary: List[Tuple[str, str]] = []
+
+        def replace(span: Span, original: str) -> str:
+            if span.category == "PERSON":
+                sur = self._render_person(people[span], vault, primary)
+                if _norm(sur) == _norm(original):  # no name word in it (e.g. "the applicant"): a placeholder
+                    sur = vault.assign("PERSON", _norm(original), _placeholder_maker("PERSON", _norm(original), rand),
+                                       exact=True)
+            elif span.category == "DATETIME":
+                sur, parts = dates[_norm(original)]
+                for p in parts:
+                    if p.kind in ("full", "month_year", "day_month", "year"):
+                        primary.append((p.surrogate, p.original))
+                    secondary.extend(self._date_variants(p))
+            else:
+                key = (span.category, self._key(span, original))
+                sur = vault.forward[key]
+                if span.category == "CODE" and key in vault.attempts and sur != original:
+                    # the same code written another way (spaces, case): same keyed draws, this layout
+                    relaid = code_surrogate(original, rand.keyed_rng("pseudonym", "CODE", key[1], vault.attempts[key]))
+                    sur = relaid if relaid != original else sur
+                if any(c.isdigit() for c in original) and span.category in ("QUANTITY", "DEM"):
+                    secondary.extend(_number_pairs(sur, original))
+                elif span.category in ("LOC", "ORG", "DEM") and not sur.startswith("["):
+                    sur = _styled(sur, original)
+                    secondary.append((sur.upper(), original.upper()))
+            primary.append((sur, " ".join(original.split())))
+            return sur
+
+        out = apply_replacements(text, spans, replace, self.name)
+        restorer, vault_map = _build_restorer(primary, secondary, text)
+        out.restorer = restorer
+        out.vault = vault_map
         return out
+
+    # -- values other than names and dates ---------------------------------------------------------------
+    @staticmethod
+    def _key(span: Span, surface: str) -> str:
+        return _code_norm(surface) if span.category == "CODE" else _norm(surface)
+
+    def _settle_value(self, category: str, surface: str, vault: PseudonymVault, rand: Randomness) -> str:
+        norm = _code_norm(surface) if category == "CODE" else _norm(surface)
+
+        def seed(attempt: int, salt: str = "") -> int:
+            return rand.keyed_int("pseudonym", category, salt, norm, attempt, bits=63)
+
+        placeholder = _placeholder_maker(category, norm, rand)
+        has_digits = any(c.isdigit() for c in surface)
+        if category == "CODE":
+            return vault.assign(category, norm, lambda a: code_surrogate(surface, rand.keyed_rng(
+                "pseudonym", category, norm, a)), exact=True, fallback=lambda: placeholder(MAX_ATTEMPTS))
+        if category in ("QUANTITY", "DEM") and has_digits:
+            return vault.assign(category, norm, lambda a: _changed(number_surrogate(surface, rand.keyed_rng(
+                "pseudonym", category, norm, a)), surface), exact=True, fallback=lambda: placeholder(MAX_ATTEMPTS))
+        if category == "LOC":
+            return vault.assign(category, norm, lambda a: self._place(surface, seed(a), a),
+                                fallback=lambda: placeholder(MAX_ATTEMPTS))
+        if category == "ORG":
+            return vault.assign(category, norm, lambda a: self._organisation(surface, seed(a), a),
+                                fallback=lambda: placeholder(MAX_ATTEMPTS))
+        if category == "DEM":
+            return vault.assign(category, norm, lambda a: self.names.draw("nationality", seed(0), a),
+                                fallback=lambda: placeholder(MAX_ATTEMPTS))
+        return vault.assign(category, norm, placeholder, exact=True)
+
+    def _place(self, surface: str, seed: int, attempt: int) -> Optional[str]:
+        body = re.sub(r"(?i)^the\s+", "", surface.strip())
+        article = surface.strip()[: len(surface.strip()) - len(body)]
+        if any(c.isdigit() for c in body) or _STREET_WORDS.search(body):
+            street = self.names.draw("street", seed, attempt)
+            if not street:
+                return None
+            number = str(1 + seed % 199) if any(c.isdigit() for c in body) else ""
+            city = self.names.draw("city", seed ^ 0x5A5A, attempt) if "," in body else ""
+            if "," in body and not city:
+                return None
+            return " ".join(x for x in (number, street) if x) + (f", {city}" if city else "")
+        kind = "country" if self.names.is_country(body) else "city"
+        value = self.names.draw(kind, seed, attempt)
+        return article + value if value else None
+
+    def _organisation(self, surface: str, seed: int, attempt: int) -> Optional[str]:
+        body = re.sub(r"(?i)^the\s+", "", surface.strip())
+        article = surface.strip()[: len(surface.strip()) - len(body)]
+        for kind in _ORG_PREFIX_KINDS:
+            if re.match(rf"{kind}\s+of\b", body):
+                place = self.names.draw("city", seed, attempt)
+                return f"{article}{kind} of {place}" if place else None
+        for kind in _ORG_SUFFIX_KINDS:
+            if re.search(rf"\b{re.escape(kind)}$", body):
+                place = self.names.draw("city", seed, attempt)
+                return f"{article}{place} {kind}" if place else None
+        value = self.names.draw("company", seed, attempt)
+        return article + value if value else None
+
+    # -- people ------------------------------------------------------------------------------------------
+    def _settle_people(self, people: Dict[Span, List[List[_PersonToken]]], vault: PseudonymVault,
+                       rand: Randomness) -> None:
+        """Give every name token of the document one surrogate; a token is a given name when it stands before
+        another name word somewhere in the document and never last, otherwise a family name."""
+        given: Set[str] = set()
+        family: Set[str] = set()
+        for words in people.values():
+            names = [w for w in words if w[0].kind in ("given", "family")]
+            for i, w in enumerate(names):
+                for t in w:
+                    (family if i == len(names) - 1 else given).add(t.core.lower())
+        for words in people.values():
+            for w in words:
+                for t in w:
+                    if t.kind in ("given", "family"):
+                        t.kind = "given" if t.core.lower() in given and t.core.lower() not in family else "family"
+        todo = sorted({(t.kind, t.core.lower()) for ws in people.values() for w in ws for t in w
+                       if t.kind in ("given", "family", "initial")},
+                      key=lambda kn: rand.digest("pseudonym-order", "PERSON", kn[0], kn[1]))
+        for kind, norm in todo:
+            if kind == "initial":
+                vault.assign("PERSON:initial", norm, lambda a, n=norm: _initial(rand, n, a), multiword_ok=True,
+                             exact=True, fallback=lambda n=norm: _initial(rand, n, MAX_ATTEMPTS))
+                continue
+            pool = "first" if kind == "given" else "last"
+
+            def make(attempt: int, kind: str = kind, norm: str = norm, pool: str = pool) -> Optional[str]:
+                return self.names.draw(pool, rand.keyed_int("pseudonym", "PERSON", kind, norm, bits=63), attempt)
+
+            vault.assign(f"PERSON:{kind}", norm, make, multiword_ok=False)
+
+    @staticmethod
+    def _render_person(words: List[List[_PersonToken]], vault: PseudonymVault,
+                       primary: List[Tuple[str, str]]) -> str:
+        out = []
+        for w in words:
+            if w[0].kind == "keep":
+                out.append(w[0].text)
+                continue
+            if w[0].kind == "initial":
+                t = w[0]
+                letter = vault.forward[("PERSON:initial", t.core.lower())].rstrip(".")
+                sur = letter + "." if t.core.endswith(".") else letter
+                if t.core.endswith("."):
+                    primary.append((sur, t.core))
+                out.append(sur + t.suffix)
+                continue
+            pieces = []
+            for t in w:
+                sur = _styled(vault.forward[(f"PERSON:{t.kind}", t.core.lower())], t.core)
+                primary.append((sur, t.core))
+                primary.append((sur.upper(), t.core.upper()))
+                title = t.core if not t.core.isupper() else t.core.capitalize()
+                primary.append((sur[:1].upper() + sur[1:].lower() if sur.isupper() or sur.islower() else sur, title))
+                if t.kind == "family":
+                    primary.append((_styled(vault.forward[("PERSON:family", t.core.lower())], title) + "s",
+                                    title + "s"))
+                pieces.append(sur + t.suffix)
+            out.append("-".join(pieces))
+        return " ".join(out)
+
+    # -- dates -------------------------------------------------------------------------------------------
+    def _settle_dates(self, spans: Sequence[Span], surface: Dict[Span, str], vault: PseudonymVault,
+                      rand: Randomness, scope: str) -> Dict[str, Tuple[str, list]]:
+        """One keyed shift per scope; among the first few keyed shifts, the first whose surrogates say nothing
+        the document already says (fewest such collisions otherwise)."""
+        distinct = sorted({_norm(surface[s]): surface[s] for s in spans}.items())
+        best: Optional[Tuple[int, Dict[str, Tuple[str, list]]]] = None
+        for attempt in range(DATE_SHIFT_ATTEMPTS):
+            digest = rand.digest("date-shift", scope) if attempt == 0 else rand.digest("date-shift", scope, attempt)
+            days, minutes = shift_days(digest), 1 + int.from_bytes(digest[4:6], "big") % 1438
+            result: Dict[str, Tuple[str, list]] = {}
+            clashes = 0
+            for norm, orig in distinct:
+                sur, parts = shift_dates(orig, days, minutes, self.day_first,
+                                         rand.keyed_rng("date-digits", scope, norm, attempt))
+                if not parts or _norm(sur) == norm:
+                    result[norm] = (None, [])  # placeholder later
+                    continue
+                clashes += vault.doc.says(sur) + sum(vault.doc.says(p.surrogate) for p in parts)
+                result[norm] = (sur, parts)
+            if best is None or clashes < best[0]:
+                best = (clashes, result)
+            if clashes == 0:
+                break
+        chosen = best[1] if best else {}
+        for norm, (sur, parts) in list(chosen.items()):
+            if sur is None:
+                chosen[norm] = (vault.assign("DATETIME", norm, _placeholder_maker("DATETIME", norm, rand),
+                                             exact=True), [])
+            else:
+                vault.used.add(sur.lower())
+        return chosen
+
+    @staticmethod
+    def _date_variants(part) -> List[Tuple[str, str]]:
+        pairs: List[Tuple[str, str]] = []
+        if part.kind == "full":
+            pairs += [(v, part.original) for v in date_variants(part.sur_date)]
+            pairs += partial_variants(part.sur_date, part.orig_date)
+        elif part.kind == "month_year":
+            pairs += [(v, part.original) for v in month_year_variants(part.sur_date)]
+            pairs += partial_variants(part.sur_date, part.orig_date)
+        elif part.kind == "day_month":
+            pairs += [(v, part.original) for v in day_month_variants(part.sur_date)]
+        return pairs
+
+
+def _changed(candidate: str, original: str) -> Optional[str]:
+    return None if candidate == original else candidate
+
+
+def _initial(rand: Randomness, norm: str, attempt: int) -> str:
+    """A keyed initial ("K."): one letter for the first attempts, two once the alphabet is used up."""
+    rng = rand.keyed_rng("pseudonym", "PERSON", "initial", norm, attempt)
+    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    first = letters[int(rng.integers(26))]
+    return first + (letters[int(rng.integers(26))].lower() if attempt >= 52 else "") + "."
+
+
+def _placeholder_maker(category: str, norm: str, rand: Randomness) -> Callable[[int], str]:
+    """Keyed typed placeholders ``[MISC_4821]``: the same value gets the same one under one key."""
+
+    def make(attempt: int) -> str:
+        digits = 4 if attempt < 64 else 8
+        return f"[{category}_{rand.keyed_int('placeholder', category, norm, attempt, bits=40) % 10 ** digits:0{digits}d}]"
+
+    return make
+
+
+def _number_pairs(surrogate: str, original: str) -> List[Tuple[str, str]]:
+    """(surrogate number, original number) for each number of a rewritten amount, also without separators."""
+    s_nums = re.findall(r"\d+(?:[.,']\d+)*", surrogate)
+    o_nums = re.findall(r"\d+(?:[.,']\d+)*", original)
+    if len(s_nums) != len(o_nums):
+        return []
+    pairs = list(zip(s_nums, o_nums))
+    pairs += [(re.sub(r"[,']", "", a), re.sub(r"[,']", "", b)) for a, b in pairs if re.search(r"[,']", a)]
+    return [(a, b) for a, b in pairs if len(a) > 1]
+
+
+def _build_restorer(primary: List[Tuple[str, str]], secondary: List[Tuple[str, str]],
+                    text: str) -> Tuple[OnePassRestorer, Dict[str, str]]:
+    """Exact surrogates first; then the other spellings, each only when it points to one original and does
+    not occur in the original text (where it would be a genuine mention)."""
+    restorer = OnePassRestorer(ignore_case=False)
+    vault: Dict[str, str] = {}
+    for sur, orig in primary:
+        if sur and sur != orig and sur not in vault:
+            vault[sur] = orig
+            restorer.add(sur, orig)
+    targets: Dict[str, Set[str]] = {}
+    for sur, orig in secondary:
+        targets.setdefault(sur, set()).add(orig)
+    doc = _Document(text.lower(), set())
+    for sur, origs in targets.items():
+        if len(origs) == 1 and sur not in vault and not doc.says(sur):
+            restorer.add(sur, next(iter(origs)))
+    return restorer, vault
 
 
 def restore_answer(answer: str, result: Desensitized) -> str:
-    """Restore pseudonyms of ``result`` in ``answer`` (no-op for irreversible methods)."""
-    vault = getattr(result, "restorer", None)
-    return vault.restore(answer) if vault is not None else answer
+    """Restore pseudonyms and placeholders of ``result`` in ``answer`` (no-op for irreversible methods)."""
+    return result.restore(answer)
 
 
 def surrogate_pairs(result: Desensitized) -> List[Tuple[str, str]]:
+    """(surrogate, original) pairs of a reversible result, sorted."""
     return sorted(result.vault.items())

@@ -1,4 +1,23 @@
-"""Surrogate pools for pseudonymization: invented or generic values, none taken from TAB."""
+"""Where keyed surrogates come from: names, places and companies (Faker, with invented ASCII fallbacks),
+format-preserving codes and numbers, and per-document date shifts.
+
+Every function here is a pure function of a keyed seed (an HMAC of the value under the edge's key, see
+:class:`~cloud_edge_privacy.randomness.Randomness`) and the original's *format*; none of them looks at the
+original's letters or digits beyond their class, so a surrogate tells nothing about the value it replaces
+except its shape.  Choosing among candidates, uniqueness and restoration live in :mod:`.pseudonyms`.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+import threading
+import unicodedata
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+# -- invented pools (no value taken from TAB); dp_mechanisms draws from them too ---------------------------
 
 FIRST_NAMES = [
     "Alma", "Bruno", "Clara", "Dario", "Elin", "Felix", "Greta", "Hugo", "Ines", "Jonas", "Kira", "Lorenz",
@@ -25,3 +44,475 @@ NATIONALITIES = [
 ]
 MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
           "November", "December"]
+WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+
+DEFAULT_LOCALES = ("en_GB", "en_US", "de_DE", "fr_FR", "it_IT", "es_ES", "nl_NL", "sv_SE", "da_DK", "pl_PL")
+
+_POOLS: Dict[str, Tuple[str, ...]] = {
+    "first": tuple(FIRST_NAMES), "last": tuple(LAST_NAMES), "city": tuple(PLACES),
+    "company": tuple(ORGANISATIONS), "nationality": tuple(NATIONALITIES), "country": tuple(PLACES),
+    "street": (),
+}
+_FAKER_METHODS = {"first": "first_name", "last": "last_name", "city": "city", "company": "company",
+                  "country": "country", "street": "street_name"}
+_ONSETS = ("b", "br", "d", "dr", "f", "g", "gr", "h", "k", "kl", "l", "m", "n", "p", "r", "s", "st", "t", "v",
+           "w", "z")
+_VOWELS = ("a", "e", "i", "o", "u", "ai", "ei", "au")
+_CODAS = ("", "", "n", "r", "l", "s", "m", "nd", "rt", "k")
+_INVENTED_SUFFIX = {"city": ("ford", "holm", "vale", "burg", "wick", "stad"), "company": (" Holdings", " Group",
+                    " Partners", " Ltd", " Works"), "nationality": ("ian", "ish", "ese"), "street": (" Road",
+                    " Lane", " Street")}
+
+
+def ascii_fold(s: str) -> Optional[str]:
+    """``s`` without diacritics, or ``None`` when some letter has no ASCII form (e.g. "Ł", "ø")."""
+    folded = "".join(c for c in unicodedata.normalize("NFKD", s) if not unicodedata.combining(c))
+    return folded if folded.isascii() else None
+
+
+def invented_name(rng: np.random.Generator, kind: str) -> str:
+    """A pronounceable invented ASCII name (the fallback when Faker or a pool has nothing left)."""
+    word = "".join(str(rng.choice(_ONSETS)) + str(rng.choice(_VOWELS)) for _ in range(int(rng.integers(2, 4))))
+    word = (word + str(rng.choice(_CODAS))).capitalize()
+    suffixes = _INVENTED_SUFFIX.get(kind)
+    return word + str(rng.choice(suffixes)) if suffixes else word
+
+
+class NameSource:
+    """Keyed draws of realistic names, places and companies; thread-safe.
+
+    ``draw(kind, seed, attempt)`` is a pure function of its arguments (and the Faker version): Faker is
+    re-seeded with the keyed ``seed`` under a lock before every draw.  ``kind`` is one of ``first``,
+    ``last``, ``city``, ``country``, ``company``, ``street``, ``nationality``.  Without Faker (or
+    after many rejected attempts) the invented pools and then invented names are used, so there is always
+    another candidate.
+    """
+
+    FAKER_ATTEMPTS = 40
+
+    def __init__(self, locales: Sequence[str] = DEFAULT_LOCALES, ascii_only: bool = True) -> None:
+        self.locales = tuple(locales) or DEFAULT_LOCALES
+        self.ascii_only = ascii_only
+        self._fakers: Dict[str, Any] = {}
+        self._lock = threading.Lock()
+        try:
+            import faker  # noqa: F401
+            self._has_faker = True
+        except ImportError:  # pragma: no cover - faker is a dependency; the pools keep the operator usable
+            self._has_faker = False
+
+    def is_country(self, name: str) -> bool:
+        """Whether ``name`` is a country (by Faker's English country list)."""
+        if not self._has_faker:
+            return False
+        from faker.providers.address.en_US import Provider
+        return " ".join(name.split()).lower() in {c.lower() for c in Provider.countries}
+
+    def _faker(self, locale: str) -> Any:
+        if locale not in self._fakers:
+            from faker import Faker
+            self._fakers[locale] = Faker(locale)
+        return self._fakers[locale]
+
+    def draw(self, kind: str, seed: int, attempt: int) -> Optional[str]:
+        """One candidate (``None`` when this attempt gives nothing usable; the caller tries the next)."""
+        rng = np.random.default_rng([seed, attempt, 1])
+        if kind != "nationality" and self._has_faker and attempt < self.FAKER_ATTEMPTS:
+            # countries are drawn from English locales only (others name them in their own language)
+            locales = self.locales if kind != "country" else ("en_GB", "en_US")
+            locale = locales[int(rng.integers(len(locales)))]
+            with self._lock:
+                fake = self._faker(locale)
+                fake.seed_instance(int(rng.integers(2**62)))
+                value = str(getattr(fake, _FAKER_METHODS[kind])())
+        else:
+            pool = _POOLS.get(kind, ())
+            n = attempt - (self.FAKER_ATTEMPTS if self._has_faker and kind != "nationality" else 0)
+            value = str(pool[int(rng.integers(len(pool)))]) if pool and n < 2 * len(pool) else invented_name(rng, kind)
+        value = " ".join(value.split())
+        if self.ascii_only:
+            value = ascii_fold(value) or ""
+        return value or None
+
+
+# -- format-preserving codes and numbers ----------------------------------------------------------------
+
+_DIGITS, _UPPER, _LOWER, _HEX = "0123456789", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz", "0123456789ABCDEF"
+EMAIL_RE = re.compile(r"(?P<local>[^\s@]+)@(?P<domain>[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)")
+URL_RE = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?:(?P<user>[^\s@/]*)@)?(?P<host>[^\s:/?#]+)"
+                    r"(?P<port>:\d+)?(?P<rest>[/?#]\S*)?")
+IBAN_RE = re.compile(r"(?P<cc>[A-Z]{2})(?P<check>\d{2})(?P<bban>(?: ?[A-Z0-9]){11,30})")
+IPV4_RE = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
+CARD_RE = re.compile(r"\d(?:[ -]?\d){12,18}")
+PHONE_RE = re.compile(r"\+?[\d(][\d ()./-]{5,}\d")
+
+
+def _pick(rng: np.random.Generator, alphabet: str) -> str:
+    return alphabet[int(rng.integers(len(alphabet)))]
+
+
+def regenerate(s: str, rng: np.random.Generator, keep: str = "") -> str:
+    """Every letter and digit of ``s`` drawn afresh from its class (case kept, non-ASCII letters become ASCII);
+    everything else, and characters in ``keep``, stay in place."""
+    out = []
+    for ch in s:
+        if ch in keep or not ch.isalnum():
+            out.append(ch)
+        elif ch.isdigit():
+            out.append(_pick(rng, _DIGITS))
+        else:
+            out.append(_pick(rng, _UPPER if ch.isupper() else _LOWER))
+    return "".join(out)
+
+
+def _luhn_check_digit(payload: str) -> str:
+    total = 0
+    for i, ch in enumerate(reversed(payload)):
+        d = int(ch) * (2 if i % 2 == 0 else 1)
+        total += d - 9 if d > 9 else d
+    return str((10 - total % 10) % 10)
+
+
+def luhn_valid(number: str) -> bool:
+    digits = re.sub(r"\D", "", number)
+    return len(digits) >= 2 and _luhn_check_digit(digits[:-1]) == digits[-1]
+
+
+def _iban_check(cc: str, bban: str) -> str:
+    moved = bban.replace(" ", "") + cc + "00"
+    return f"{98 - int(''.join(str(int(c, 36)) for c in moved)) % 97:02d}"
+
+
+def _regenerate_digits_keep_shape(s: str, rng: np.random.Generator) -> str:
+    """Digits redrawn; a number whose first digit was non-zero keeps a non-zero first digit (no "048,000")."""
+
+    def number(m: "re.Match[str]") -> str:
+        digits = iter(_pick(rng, _DIGITS[1:]) if i == 0 and m.group()[0] != "0" else _pick(rng, _DIGITS)
+                      for i in range(sum(c.isdigit() for c in m.group())))
+        return "".join(next(digits) if c.isdigit() else c for c in m.group())
+
+    return re.sub(r"\d+(?:[.,']\d+)*", number, s)
+
+
+def code_surrogate(surface: str, rng: np.random.Generator) -> str:
+    """A format-preserving surrogate for an identifier (CODE): e-mails and URLs stay syntactically valid,
+    IBANs keep their country and get valid check digits, card numbers stay Luhn-valid with their network digit,
+    IPv4 addresses stay addresses, phones keep a leading ``+`` or trunk ``0``; every other letter and digit is
+    drawn afresh."""
+    s = surface
+    m = EMAIL_RE.fullmatch(s)
+    if m:
+        labels = m["domain"].split(".")
+        domain = ".".join([regenerate(x, rng).lower() for x in labels[:-1]] + [labels[-1].lower()])
+        return f"{regenerate(m['local'], rng)}@{domain}"
+    m = URL_RE.fullmatch(s)
+    if m:
+        labels = m["host"].split(".")
+        if IPV4_RE.fullmatch(m["host"]):
+            host = code_surrogate(m["host"], rng)
+        else:
+            host = ".".join([x if x.lower() == "www" else regenerate(x, rng) for x in labels[:-1]] + labels[-1:]) \
+                if len(labels) > 1 else regenerate(labels[0], rng)
+        user = regenerate(m["user"], rng) + "@" if m["user"] is not None else ""
+        rest = re.sub(r"%[0-9A-Fa-f]{2}|[^%]+", lambda p: "%" + _pick(rng, _HEX) + _pick(rng, _HEX)
+                      if p.group().startswith("%") else regenerate(p.group(), rng), m["rest"] or "")
+        return f"{m['scheme']}{user}{host}{m['port'] or ''}{rest}"
+    m = IBAN_RE.fullmatch(s)
+    if m:
+        bban = regenerate(m["bban"], rng)
+        return m["cc"] + _iban_check(m["cc"], bban) + bban
+    if IPV4_RE.fullmatch(s) and all(int(p) < 256 for p in s.split(".")):
+        return ".".join(str(int(rng.integers(1, 255))) for _ in range(4))
+    if CARD_RE.fullmatch(s) and luhn_valid(s):
+        digits = re.sub(r"\D", "", s)
+        new = digits[0] + "".join(_pick(rng, _DIGITS) for _ in digits[1:-1])
+        new += _luhn_check_digit(new)
+        it = iter(new)
+        return "".join(next(it) if ch.isdigit() else ch for ch in s)
+    if PHONE_RE.fullmatch(s):
+        lead = re.match(r"\+?\(?0?", s).group()  # "+", a trunk "0" and an opening bracket stay
+        body = s[len(lead):]
+        new = "".join(_pick(rng, _DIGITS[1:]) if i == 0 and ch.isdigit() else
+                      (_pick(rng, _DIGITS) if ch.isdigit() else ch) for i, ch in enumerate(body))
+        return lead + new
+    return regenerate(s, rng)
+
+
+def number_surrogate(surface: str, rng: np.random.Generator) -> str:
+    """Digits of an amount/age redrawn with their shape kept ("48,000 euros" -> "93,514 euros")."""
+    return _regenerate_digits_keep_shape(surface, rng)
+
+
+# -- dates ------------------------------------------------------------------------------------------------
+
+_MONTH_ALT = ("January|February|March|April|May|June|July|August|September|October|November|December|"
+              "Sept|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Oct|Nov|Dec")
+_WEEKDAY_ALT = "Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Thurs|Tues|Mon|Tue|Wed|Thu|Fri|Sat|Sun"
+_ORD = r"(?:st|nd|rd|th)"
+_MON = rf"(?:{_MONTH_ALT})\.?"
+_WD = rf"(?:(?:{_WEEKDAY_ALT})\.?,?\s+(?:the\s+)?)"
+DATE_RE = re.compile(
+    rf"(?<!\w)(?:"
+    rf"(?P<dmy>{_WD}?\d{{1,2}}{_ORD}?(?:\s+of)?\s+{_MON},?\s+\d{{4}})"
+    rf"|(?P<mdy>{_WD}?{_MON}\s+\d{{1,2}}{_ORD}?,?\s+\d{{4}})"
+    rf"|(?P<iso>\d{{4}}(?P<s1>[-/.])\d{{1,2}}(?P=s1)\d{{1,2}})"
+    rf"|(?P<num>\d{{1,2}}(?P<s2>[-/.])\d{{1,2}}(?P=s2)(?:\d{{4}}|\d{{2}}))"
+    rf"|(?P<my>{_MON},?\s+\d{{4}})"
+    rf"|(?P<dm>\d{{1,2}}{_ORD}?(?:\s+of)?\s+{_MON})"
+    rf"|(?P<md>{_MON}\s+\d{{1,2}}{_ORD}?)"
+    rf"|(?P<decade>1\d{{2}}0|20\d0)'?s"
+    rf"|(?P<year>1\d{{3}}|2\d{{3}})"
+    rf"|(?P<month>January|February|March|April|(?-i:May)|June|July|August|September|October|November|December)"
+    rf")(?!\w)",
+    re.IGNORECASE)
+_TIME_RE = re.compile(r"(?<![\w:.])(?P<h>[01]?\d|2[0-3])(?P<sep>[:.])(?P<m>[0-5]\d)(?![\w:])")
+
+
+def _month_index(token: str) -> int:
+    t = token.rstrip(".").lower()
+    for i, name in enumerate(MONTHS):
+        if name.lower().startswith(t[:3]) and (len(t) <= 4 or name.lower() == t):
+            return i + 1
+    raise ValueError(token)
+
+
+def _styled(word: str, like: str) -> str:
+    """``word`` in the letter case of ``like`` (UPPER, lower or as given)."""
+    if like.isupper() and len(like) > 1:
+        return word.upper()
+    if like.islower():
+        return word.lower()
+    return word
+
+
+def _month_like(month: int, like: str) -> str:
+    """Month ``month`` written as ``like`` writes its month: full or abbreviated, dotted, same case."""
+    bare = like.rstrip(".")
+    full = MONTHS[month - 1]
+    if len(bare) >= len(MONTHS[_month_index(bare) - 1]):
+        name = full
+    elif len(bare) == 4:  # "Sept"
+        name = "Sept" if month == 9 else full[:3]
+    else:
+        name = full[:3]
+    return _styled(name, bare) + ("." if like.endswith(".") and name != full else "")
+
+
+def _ordinal(day: int) -> str:
+    return "th" if 10 <= day % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
+
+
+def _day_like(day: int, like: str) -> str:
+    digits = re.match(r"\d+", like).group()
+    text = f"{day:02d}" if len(digits) == 2 and digits.startswith("0") else str(day)
+    suffix = like[len(digits):]
+    return text + (_styled(_ordinal(day), suffix) if suffix else "")
+
+
+def _field_like(value: int, like: str) -> str:
+    return f"{value:0{len(like)}d}" if len(like) > 1 and like.startswith("0") else str(value)
+
+
+def _shift(d: dt.date, days: int) -> dt.date:
+    try:
+        return d + dt.timedelta(days=days)
+    except OverflowError:
+        return d - dt.timedelta(days=days)
+
+
+def shift_days(digest: bytes) -> int:
+    """A keyed shift of 1-4 years plus 30-335 days, forward or backward: day, month and year all move."""
+    n = 365 * (1 + digest[0] % 4) + 30 + int.from_bytes(digest[1:3], "big") % 306
+    return n if digest[3] & 1 else -n
+
+
+@dataclass(frozen=True)
+class DatePart:
+    """One date expression found in a span: where, what it was, what it became, and its parsed values
+    (``kind`` is ``full``, ``month_year``, ``day_month``, ``year`` or ``other``)."""
+
+    start: int
+    end: int
+    original: str
+    surrogate: str
+    kind: str
+    orig_date: Optional[Tuple[int, int, int]] = None
+    sur_date: Optional[Tuple[int, int, int]] = None
+
+
+def _textual_tokens(s: str) -> Dict[str, "re.Match[str]"]:
+    """Matches of the weekday, day, month and year tokens of a textual date (missing ones left out)."""
+    found: Dict[str, "re.Match[str]"] = {}
+    wd = re.match(rf"(?:{_WEEKDAY_ALT})\.?(?=,?\s)", s, re.I)
+    if wd:
+        found["weekday"] = wd
+    pos = wd.end() if wd else 0
+    for name, pattern in (("year", r"(?<!\d)\d{4}(?!\d)"), ("day", rf"(?<!\d)\d{{1,2}}{_ORD}?(?![\d])"),
+                          ("month", rf"(?<!\w)(?:{_MONTH_ALT})\.?")):
+        m = re.compile(pattern, re.I).search(s, pos)
+        if m and not any(o.start() < m.end() and m.start() < o.end() for o in found.values()):
+            found[name] = m
+    return found
+
+
+def _rewrite_textual(s: str, new: dt.date, tokens: Dict[str, "re.Match[str]"]) -> str:
+    """``s`` with its weekday, day, month and year tokens replaced by ``new``'s, each in its own style."""
+    edits = []
+    for name, m in tokens.items():
+        tok = m.group()
+        if name == "weekday":
+            bare = tok.rstrip(".")
+            full = WEEKDAYS[new.weekday()]
+            repl = _styled(full if len(bare) > 4 else full[:len(bare)], bare) + ("." if tok.endswith(".") else "")
+        elif name == "year":
+            repl = str(new.year)
+        elif name == "month":
+            repl = _month_like(new.month, tok)
+        else:
+            repl = _day_like(new.day, tok)
+        edits.append((m.start(), m.end(), repl))
+    out = s
+    for a, b, repl in sorted(edits, reverse=True):
+        out = out[:a] + repl + out[b:]
+    return out
+
+
+def _day_of(tokens: Dict[str, "re.Match[str]"]) -> int:
+    return int(re.match(r"\d+", tokens["day"].group()).group())
+
+
+def shift_date_expression(expr: str, kind: str, days: int, day_first: bool) -> Optional[DatePart]:
+    """Shift one matched date expression by ``days``; ``None`` when it does not parse as a real date."""
+    try:
+        if kind in ("dmy", "mdy"):
+            tok = _textual_tokens(expr)
+            old = dt.date(int(tok["year"].group()), _month_index(tok["month"].group()), _day_of(tok))
+            new = _shift(old, days)
+            return DatePart(0, 0, expr, _rewrite_textual(expr, new, tok), "full",
+                            (old.year, old.month, old.day), (new.year, new.month, new.day))
+        if kind == "iso":
+            y, sep, m, _, d = re.split(r"([-/.])", expr)
+            old = dt.date(int(y), int(m), int(d))
+            new = _shift(old, days)
+            sur = f"{new.year:04d}{sep}{_field_like(new.month, m)}{sep}{_field_like(new.day, d)}"
+            return DatePart(0, 0, expr, sur, "full", (old.year, old.month, old.day), (new.year, new.month, new.day))
+        if kind == "num":
+            a, sep, b, _, y = re.split(r"([-/.])", expr)
+            ia, ib = int(a), int(b)
+            dmy = ia > 12 or (ib <= 12 and day_first)
+            day, month = (ia, ib) if dmy else (ib, ia)
+            year = int(y) if len(y) == 4 else (1900 + int(y) if int(y) > 30 else 2000 + int(y))
+            old = dt.date(year, month, day)
+            new = _shift(old, days)
+            ny = f"{new.year:04d}" if len(y) == 4 else f"{new.year % 100:02d}"
+            first, second = (new.day, new.month) if dmy else (new.month, new.day)
+            sur = f"{_field_like(first, a)}{sep}{_field_like(second, b)}{sep}{ny}"
+            return DatePart(0, 0, expr, sur, "full", (old.year, old.month, old.day), (new.year, new.month, new.day))
+        if kind == "my":
+            tok = _textual_tokens(expr)
+            old = dt.date(int(tok["year"].group()), _month_index(tok["month"].group()), 15)
+            new = _shift(old, days)
+            tok.pop("day", None)
+            return DatePart(0, 0, expr, _rewrite_textual(expr, new, tok), "month_year",
+                            (old.year, old.month, 0), (new.year, new.month, 0))
+        if kind in ("dm", "md"):
+            tok = _textual_tokens(expr)
+            old = dt.date(2000, _month_index(tok["month"].group()), _day_of(tok))  # a leap year: 29 Feb parses
+            new = _shift(old, days)
+            return DatePart(0, 0, expr, _rewrite_textual(expr, new, tok), "day_month",
+                            (0, old.month, old.day), (0, new.month, new.day))
+        if kind == "month":
+            new = _shift(dt.date(2000, _month_index(expr), 15), days)
+            return DatePart(0, 0, expr, _month_like(new.month, expr), "other")
+        if kind == "decade":
+            y = int(expr[:4])
+            decade = _shift(dt.date(y + 5, 7, 2), days).year // 10 * 10
+            decade = decade if decade != y else y + (10 if days > 0 else -10)
+            return DatePart(0, 0, expr, str(decade) + expr[4:], "other")
+        if kind == "year":
+            new_year = _shift(dt.date(int(expr), 7, 2), days).year
+            return DatePart(0, 0, expr, str(new_year), "year", (int(expr), 0, 0), (new_year, 0, 0))
+    except (ValueError, KeyError, AttributeError, OverflowError):
+        return None
+    return None
+
+
+def shift_dates(surface: str, days: int, minutes: int, day_first: bool = True,
+                rng: Optional[np.random.Generator] = None) -> Tuple[str, List[DatePart]]:
+    """Every date expression of ``surface`` shifted by ``days`` (times of day by ``minutes``), in its own format.
+
+    Digits outside any recognized date or time are redrawn with ``rng`` when at least one part was shifted
+    (a range "3-5 May 1961" keeps no original digit).  Returns the new surface and the parts
+    (empty when nothing was recognized: the caller then falls back to a placeholder).
+    """
+    parts: List[DatePart] = []
+    for m in DATE_RE.finditer(surface):
+        kind = next(k for k, v in m.groupdict().items() if v is not None and k not in ("s1", "s2"))
+        part = shift_date_expression(m.group(), kind, days, day_first)
+        if part is not None:
+            parts.append(DatePart(m.start(), m.end(), part.original, part.surrogate, part.kind,
+                                  part.orig_date, part.sur_date))
+    taken = [(p.start, p.end) for p in parts]
+    for m in _TIME_RE.finditer(surface):
+        if any(a < m.end() and m.start() < b for a, b in taken):
+            continue
+        t = (int(m["h"]) * 60 + int(m["m"]) + minutes) % 1440
+        sur = f"{_field_like(t // 60, m['h'])}{m['sep']}{t % 60:02d}"
+        parts.append(DatePart(m.start(), m.end(), m.group(), sur, "other"))
+    if not parts:
+        return surface, []
+    parts.sort(key=lambda p: p.start)
+    out, cursor = [], 0
+    for p in parts:
+        gap = surface[cursor:p.start]
+        out.append(_regenerate_digits_keep_shape(gap, rng) if rng is not None else gap)
+        out.append(p.surrogate)
+        cursor = p.end
+    tail = surface[cursor:]
+    out.append(_regenerate_digits_keep_shape(tail, rng) if rng is not None else tail)
+    return "".join(out), parts
+
+
+def date_variants(sur: Tuple[int, int, int]) -> List[str]:
+    """Common ways an LLM may write back the full date ``sur`` = (year, month, day)."""
+    y, m, d = sur
+    month, mon, o = MONTHS[m - 1], MONTHS[m - 1][:3], _ordinal(d)
+    forms = [f"{d} {month} {y}", f"{d:02d} {month} {y}", f"{d}{o} {month} {y}", f"{d} {month}, {y}",
+             f"the {d}{o} of {month} {y}", f"{d}{o} of {month} {y}", f"{d} {mon} {y}", f"{d} {mon}. {y}",
+             f"{d:02d} {mon} {y}", f"{month} {d}, {y}", f"{month} {d} {y}", f"{month} {d}{o}, {y}",
+             f"{mon} {d}, {y}", f"{mon}. {d}, {y}", f"{mon} {d} {y}", f"{y}-{m:02d}-{d:02d}", f"{y}/{m:02d}/{d:02d}",
+             f"{d:02d}/{m:02d}/{y}", f"{d}/{m}/{y}", f"{d:02d}.{m:02d}.{y}", f"{d}.{m}.{y}", f"{d:02d}-{m:02d}-{y}",
+             f"{m:02d}/{d:02d}/{y}", f"{m}/{d}/{y}"]
+    if m == 9:
+        forms += [f"{d} Sept {y}", f"Sept {d}, {y}", f"{d} Sept. {y}"]
+    return list(dict.fromkeys(forms))
+
+
+def partial_variants(sur: Tuple[int, int, int], orig: Tuple[int, int, int]) -> List[Tuple[str, str]]:
+    """(surrogate partial, original partial) pairs: "October 2008" -> "May 1961", "15 October" -> "3 May"."""
+    (sy, sm, sd), (oy, om, od) = sur, orig
+    pairs: List[Tuple[str, str]] = []
+    if sy and sm and oy and om:
+        pairs += [(f"{MONTHS[sm - 1]} {sy}", f"{MONTHS[om - 1]} {oy}"),
+                  (f"{MONTHS[sm - 1][:3]} {sy}", f"{MONTHS[om - 1][:3]} {oy}")]
+    if sm and sd and om and od:
+        pairs += [(f"{sd} {MONTHS[sm - 1]}", f"{od} {MONTHS[om - 1]}"),
+                  (f"{MONTHS[sm - 1]} {sd}", f"{MONTHS[om - 1]} {od}"),
+                  (f"{sd}{_ordinal(sd)} {MONTHS[sm - 1]}", f"{od}{_ordinal(od)} {MONTHS[om - 1]}"),
+                  (f"{MONTHS[sm - 1]} {sd}{_ordinal(sd)}", f"{MONTHS[om - 1]} {od}{_ordinal(od)}")]
+    if sy and oy:
+        pairs.append((str(sy), str(oy)))
+    return pairs
+
+
+def month_year_variants(sur: Tuple[int, int, int]) -> List[str]:
+    y, m, _ = sur
+    return [f"{MONTHS[m - 1]} {y}", f"{MONTHS[m - 1]}, {y}", f"{MONTHS[m - 1][:3]} {y}", f"{MONTHS[m - 1][:3]}. {y}",
+            f"{y}-{m:02d}", f"{m:02d}/{y}"]
+
+
+def day_month_variants(sur: Tuple[int, int, int]) -> List[str]:
+    _, m, d = sur
+    month, mon, o = MONTHS[m - 1], MONTHS[m - 1][:3], _ordinal(d)
+    return [f"{d} {month}", f"{d}{o} {month}", f"{month} {d}", f"{month} {d}{o}", f"{d} {mon}", f"{mon} {d}",
+            f"the {d}{o} of {month}"]

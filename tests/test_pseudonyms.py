@@ -1,0 +1,353 @@
+"""Keyed pseudonyms and their vault: one regression test per defect found in review (issue 9, item 6)."""
+import datetime as dt
+import functools
+import random
+import re
+import threading
+import urllib.parse
+
+import pytest
+from pydantic import ValidationError
+
+from cloud_edge_privacy.desensitization import get_operator
+from cloud_edge_privacy.desensitization.pseudonyms import restore_answer
+from cloud_edge_privacy.desensitization.surrogates import LAST_NAMES, PLACES, luhn_valid
+from cloud_edge_privacy.errors import ConfigError
+from cloud_edge_privacy.randomness import SECRET_KEY_ENV, Randomness
+from cloud_edge_privacy.spans import Span
+
+KEY_A = bytes(range(32))
+KEY_B = bytes(range(1, 33))
+TEXT = "Ms Anna Berg lives in Oslo. Berg was born on 3 May 1961; application no. 36110/97."
+SPANS = [Span(0, 12, "PERSON"), Span(22, 26, "LOC"), Span(28, 32, "PERSON"), Span(45, 55, "DATETIME"),
+         Span(73, 81, "CODE")]
+
+
+@functools.lru_cache(maxsize=None)
+def _default_operator():
+    return get_operator("pseudonym")
+
+
+def op(**params):
+    """The operator (one shared default instance: building Faker for each locale takes a moment)."""
+    return get_operator("pseudonym", **params) if params else _default_operator()
+
+
+def dep(key=KEY_A):
+    return Randomness.deployment(key=key)
+
+
+def spans_for(text, items):
+    """Spans of the first occurrence of each (substring, category), searched left to right."""
+    out, pos = [], 0
+    for sub, cat in items:
+        i = text.index(sub, pos)
+        out.append(Span(i, i + len(sub), cat))
+        pos = i + len(sub)
+    return out
+
+
+def sur_of(result, original):
+    return next(r.replacement for r in result.replacements if r.original == original)
+
+
+# -- 1. keyed, stateless choice -----------------------------------------------------------------------------
+
+def test_originals_are_hidden_and_formats_kept():
+    r = op()(TEXT, SPANS, dep(), scope="doc-1")
+    for original in ("Anna", "Berg", "Oslo", "1961", "May", "36110", "/97"):
+        assert original not in r.text
+    full, surname = r.replacements[0].replacement, r.replacements[2].replacement
+    assert full.startswith("Ms ") and full.endswith(" " + surname)  # "Berg" alone gets the same surname
+    code = r.replacements[4].replacement
+    assert re.fullmatch(r"\d{5}/\d{2}", code) and code != "36110/97"
+
+
+def test_same_value_same_surrogate_in_every_document_and_call_under_one_key():
+    a = get_operator("pseudonym")("Oslo is cold. Anna Berg agreed.", spans_for("Oslo is cold. Anna Berg agreed.",
+                                                            [("Oslo", "LOC"), ("Anna Berg", "PERSON")]), dep(), "d1")
+    other_text = "Yesterday Anna Berg flew from Bergen to Oslo with Tom Hall."
+    b = op()(other_text, spans_for(other_text, [("Anna Berg", "PERSON"), ("Bergen", "LOC"), ("Oslo", "LOC"),
+                                                ("Tom Hall", "PERSON")]), dep(), "d2")
+    assert sur_of(a, "Oslo") == sur_of(b, "Oslo")                 # another document, another operator instance
+    assert sur_of(a, "Anna Berg") == sur_of(b, "Anna Berg")
+    # a stateless proxy re-protects the whole conversation on every request: same surrogates each time
+    again = op()(TEXT, SPANS, dep(), "conversation-7")
+    assert again.text == op()(TEXT, SPANS, dep(), "conversation-7").text
+
+
+def test_other_keys_give_other_surrogates_and_the_public_seed_recomputes_nothing():
+    names = [sur_of(op()(TEXT, SPANS, dep(bytes([k]) * 32), "d"), "Ms Anna Berg") for k in range(8)]
+    assert len(set(names)) >= 7
+    # the adversary knows the code, the YAML and its seed: recomputing under any seed misses the deployment surrogate
+    secret = op()(TEXT, SPANS, dep(), "d")
+    guesses = {op()(TEXT, SPANS, Randomness.benchmark(seed), "d").text for seed in range(40)}
+    assert secret.text not in guesses
+    # benchmark mode is reproducible from the seed (and only that)
+    assert op()(TEXT, SPANS, Randomness.benchmark(3), "d").text == op()(TEXT, SPANS, Randomness.benchmark(3), "d").text
+
+
+# -- 2. unique surrogates, never an original of the same document -----------------------------------------
+
+def test_forty_places_get_forty_distinct_surrogates():
+    places = [f"Town{chr(65 + i // 26)}{chr(97 + i % 26)}" for i in range(40)]
+    text = ", ".join(places) + "."
+    r = op()(text, spans_for(text, [(p, "LOC") for p in places]), dep(), "d")
+    surrogates = [x.replacement for x in r.replacements]
+    assert len(set(surrogates)) == 40                     # the old vault gave 30 for 40 places
+    assert len(set(surrogates)) > len(PLACES)             # more than the fixed pool that overflowed
+    assert restore_answer(r.text, r) == text
+
+
+def test_many_surnames_unique_and_independent_of_mention_order():
+    rng = random.Random(0)
+    names = sorted({"".join(rng.choice("bcdfgklmnprstvz") + rng.choice("aeiou") for _ in range(3)).capitalize()
+                    for _ in range(300)})
+    forward = " ".join(names) + "."
+    backward = " ".join(reversed(names)) + "."
+    r1 = op()(forward, spans_for(forward, [(n, "PERSON") for n in names]), dep(), "d")
+    r2 = op()(backward, spans_for(backward, [(n, "PERSON") for n in reversed(names)]), dep(), "d")
+    m1 = {x.original: x.replacement for x in r1.replacements}
+    m2 = {x.original: x.replacement for x in r2.replacements}
+    assert len(set(m1.values())) == len(names)            # injective: every surname its own surrogate
+    assert m1 == m2                                       # collisions resolved by the key, not by position
+    assert not set(v.lower() for v in m1.values()) & set(n.lower() for n in names)
+
+
+def test_a_surrogate_never_equals_an_original_of_the_same_document():
+    alone = op()("Berg testified.", [Span(0, 4, "PERSON")], dep(), "d")
+    taken = sur_of(alone, "Berg")                         # what Berg gets when nothing else is around
+    text = f"Berg testified. {taken} and Aldana Berg listened in {taken}ville."
+    spans = spans_for(text, [("Berg", "PERSON"), (taken, "PERSON"), ("Aldana Berg", "PERSON")])
+    r = op()(text, spans, dep(), "d")
+    new = sur_of(r, "Berg")
+    assert new != taken and taken not in r.text.replace(f"{taken}ville", "")   # the document's own name is not reused
+    for x in r.replacements:
+        for token in x.replacement.split():
+            assert token.lower() not in {"berg", "aldana", taken.lower()}
+    assert restore_answer(r.text, r) == text
+
+
+def test_organisation_and_place_surrogates_carry_no_name_of_the_document():
+    text = "Berg sued Berg Holdings in the Oslo District Court and lost in Oslo."
+    spans = spans_for(text, [("Berg", "PERSON"), ("Berg Holdings", "ORG"), ("Oslo District Court", "ORG"),
+                             ("Oslo", "LOC")])
+    r = op()(text, spans, dep(), "d")
+    assert "Berg" not in r.text and "Oslo" not in r.text
+    assert sur_of(r, "Oslo District Court").endswith(" Court")   # the kind of organisation is kept
+    assert restore_answer(r.text, r) == text
+
+
+# -- 3. dates shifted per scope under the key ---------------------------------------------------------------
+
+def _shift(original: str, result) -> int:
+    a = dt.datetime.strptime(original, "%d %B %Y").date()
+    b = dt.datetime.strptime(sur_of(result, original), "%d %B %Y").date()
+    return (b - a).days
+
+
+def test_date_shift_is_keyed_per_scope_and_consistent_inside_it():
+    text = "Born on 3 May 1961, arrested on 20 December 1999."
+    spans = spans_for(text, [("3 May 1961", "DATETIME"), ("20 December 1999", "DATETIME")])
+    shifts = {_shift("3 May 1961", op()(text, spans, Randomness.benchmark(seed), "d")) for seed in range(10)}
+    assert len(shifts) >= 8                               # the old operator: "3 May" -> "15 October" under every seed
+    r = op()(text, spans, dep(), "doc-1")
+    assert _shift("3 May 1961", r) == _shift("20 December 1999", r)   # one shift per document: intervals kept
+    assert abs(_shift("3 May 1961", r)) > 365             # the year moves too
+    assert len({_shift("3 May 1961", op()(text, spans, dep(), f"doc-{i}")) for i in range(6)}) >= 5
+    assert op()(text, spans, dep(), "doc-1").text == r.text
+
+
+@pytest.mark.parametrize("surface, pattern", [
+    ("3 May 1961", r"\d{1,2} [A-Z][a-z]+ \d{4}"),
+    ("May 3, 1961", r"[A-Z][a-z]+ \d{1,2}, \d{4}"),
+    ("1961-05-03", r"\d{4}-\d{2}-\d{2}"),
+    ("03/05/1961", r"\d{2}/\d{2}/\d{4}"),
+    ("3rd May 1961", r"\d{1,2}(st|nd|rd|th) [A-Z][a-z]+ \d{4}"),
+    ("May 1961", r"[A-Z][a-z]+ \d{4}"),
+    ("1961", r"\d{4}"),
+    ("Monday, 3 May 1961", r"[A-Z][a-z]+day, \d{1,2} [A-Z][a-z]+ \d{4}"),
+])
+def test_every_date_format_moves_consistently(surface, pattern):
+    base = "The hearing of 10 June 1990 was recalled."
+    text = f"{base} It happened on {surface}."
+    spans = spans_for(text, [("10 June 1990", "DATETIME"), (surface, "DATETIME")])
+    r = op()(text, spans, dep(), "doc-9")
+    new = sur_of(r, surface)
+    assert re.fullmatch(pattern, new) and new != surface
+    days = _shift("10 June 1990", r)
+    if surface == "1961":
+        assert new == str((dt.date(1961, 7, 2) + dt.timedelta(days)).year) and new != "1961"
+    elif surface == "May 1961":
+        moved = dt.date(1961, 5, 15) + dt.timedelta(days)
+        assert new == moved.strftime("%B %Y")
+    else:
+        moved = dt.date(1961, 5, 3) + dt.timedelta(days)
+        for fmt in ("%d %B %Y", "%B %d, %Y", "%Y-%m-%d", "%d/%m/%Y", "%A, %d %B %Y"):
+            try:
+                assert dt.datetime.strptime(re.sub(r"(?<=\d)(st|nd|rd|th)", "", new), fmt).date() == moved
+                break
+            except ValueError:
+                continue
+        else:
+            pytest.fail(f"{new!r} did not parse")
+    assert restore_answer(new, r) == surface
+
+
+def test_a_date_written_back_in_another_format_is_restored_to_the_original():
+    text = "The applicant was born on 3 May 1961."
+    r = op()(text, spans_for(text, [("3 May 1961", "DATETIME")]), dep(), "doc-2")
+    d = dt.datetime.strptime(sur_of(r, "3 May 1961"), "%d %B %Y").date()
+    for written in (f"{d.day} {d:%B %Y}", f"{d:%B} {d.day}, {d.year}", f"{d.day} {d:%b %Y}", f"{d:%Y-%m-%d}",
+                    f"{d:%d/%m/%Y}", f"{d.day}{'th' if 4 <= d.day <= 20 or d.day % 10 > 3 or d.day % 10 == 0 else ['st', 'nd', 'rd'][d.day % 10 - 1]} {d:%B %Y}"):
+        assert restore_answer(f"Born {written}, she said.", r) == "Born 3 May 1961, she said.", written
+    assert restore_answer(f"In {d.year} she was born.", r) == "In 1961 she was born."
+
+
+# -- 4. one-pass restoration, token-consistent names --------------------------------------------------------
+
+def test_one_pass_restoration_of_overlapping_names():
+    text = "Anna Aldana met John Hall. Later Hall wrote to Aldana and to Anna."
+    spans = spans_for(text, [("Anna Aldana", "PERSON"), ("John Hall", "PERSON"), ("Hall", "PERSON"),
+                             ("Aldana", "PERSON"), ("Anna", "PERSON")])
+    r = op()(text, spans, dep(), "d")
+    aa, jh = sur_of(r, "Anna Aldana"), sur_of(r, "John Hall")
+    assert restore_answer(r.text, r) == text
+    # the review found both full names restored as "... Hall"
+    assert restore_answer(f"{jh} and {aa} agreed.", r) == "John Hall and Anna Aldana agreed."
+
+
+def test_person_names_restore_token_by_token_in_any_common_shape():
+    r = op()(TEXT, SPANS, dep(), "d")
+    first, last = sur_of(r, "Ms Anna Berg").split()[1:]
+    answer = (f"{first} {last} lives in {sur_of(r, 'Oslo')}. Mr {last} agreed; {last}'s appeal failed; "
+              f"{last.upper()} SIGNED. The {last}s moved. {first} smiled.")
+    assert restore_answer(answer, r) == ("Anna Berg lives in Oslo. Mr Berg agreed; Berg's appeal failed; "
+                                         "BERG SIGNED. The Bergs moved. Anna smiled.")
+    assert restore_answer(r.text, r) == TEXT
+
+
+def test_all_caps_and_lower_case_names_keep_their_case():
+    text = "JOHN SMITH called john smith about Smith."
+    spans = spans_for(text, [("JOHN SMITH", "PERSON"), ("john smith", "PERSON"), ("Smith", "PERSON")])
+    r = op()(text, spans, dep(), "d")
+    up, low, title = (sur_of(r, s) for s in ("JOHN SMITH", "john smith", "Smith"))
+    assert up.isupper() and low.islower() and up.lower() == low and up.split()[1].title() == title
+    assert "john" not in r.text.lower() and "smith" not in r.text.lower()
+    assert restore_answer(r.text, r) == text
+
+
+def test_placeholders_are_keyed_and_restorable():
+    text = "It lasted seven years under Project Nightjar."
+    spans = spans_for(text, [("seven years", "DATETIME"), ("Project Nightjar", "MISC")])
+    r = op()(text, spans, dep(), "d")
+    ph_time, ph_misc = sur_of(r, "seven years"), sur_of(r, "Project Nightjar")
+    assert re.fullmatch(r"\[DATETIME_\d{4}\]", ph_time) and re.fullmatch(r"\[MISC_\d{4}\]", ph_misc)
+    assert restore_answer(f"After {ph_time} the {ph_misc} ended.", r) == \
+        "After seven years the Project Nightjar ended."
+    other = op()("Project Nightjar again.", [Span(0, 16, "MISC")], dep(), "e")
+    assert sur_of(other, "Project Nightjar") == ph_misc         # same value, same placeholder under one key
+
+
+# -- 5. concurrency -----------------------------------------------------------------------------------------
+
+def test_concurrent_calls_on_one_operator_give_the_sequential_results():
+    pseudonym = op()
+    docs = []
+    for i in range(24):
+        text = f"Anna Berg{i} met Tom Hall{i % 5} in Town{i} on {1 + i} May 19{60 + i}; mail a{i}@x{i}.org."
+        spans = spans_for(text, [(f"Anna Berg{i}", "PERSON"), (f"Tom Hall{i % 5}", "PERSON"), (f"Town{i}", "LOC"),
+                                 (f"{1 + i} May 19{60 + i}", "DATETIME"), (f"a{i}@x{i}.org", "CODE")])
+        docs.append((text, spans, f"doc-{i}"))
+    expected = [pseudonym(t, s, dep(), sc).text for t, s, sc in docs]
+    got = [None] * len(docs)
+
+    def work(k):
+        t, s, sc = docs[k]
+        got[k] = pseudonym(t, s, dep(), sc).text
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(docs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got == expected
+
+
+# -- 6. codes: format-preserving, never the original, e-mails/URLs valid --------------------------------------
+
+CODES = ["anna.berg@uni-oslo.no", "https://admin:s3cret@intranet.example.com:8443/cases/36110?id=97",
+         "DE89 3704 0044 0532 0130 00", "4111 1111 1111 1111", "+47 912 34 567", "078-05-1120", "36110/97",
+         "AKIAIOSFODNN7EXAMPLE"]
+
+
+def _iban_ok(iban: str) -> bool:
+    s = iban.replace(" ", "")
+    return int("".join(str(int(c, 36)) for c in s[4:] + s[:4])) % 97 == 1
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_codes_get_format_preserving_keyed_surrogates(code):
+    text = f"Contact: {code} (ref)."
+    r = op()(text, spans_for(text, [(code, "CODE")]), dep(), "d")
+    new = sur_of(r, code)
+    assert new != code and code not in r.text
+    assert len(new) == len(code) or code.startswith("http")
+    if "@" in code and "://" not in code:
+        assert re.fullmatch(r"[A-Za-z0-9._%+-]+@[a-z0-9-]+(\.[a-z0-9-]+)*\.no", new)
+        assert "anna" not in new and "berg" not in new and "oslo" not in new
+    elif code.startswith("http"):
+        parts = urllib.parse.urlsplit(new)
+        assert parts.scheme == "https" and parts.hostname and parts.hostname.endswith(".com") and parts.port == 8443
+        assert "admin" not in new and "s3cret" not in new and "intranet" not in new and "36110" not in new
+    elif code.startswith("DE"):
+        assert _iban_ok(new) and _iban_ok(code) and new[:2] == "DE"
+    elif code.startswith("4111"):
+        assert luhn_valid(new) and new[0] == "4"
+    else:
+        shape = lambda s: re.sub(r"[A-Z]", "A", re.sub(r"[a-z]", "a", re.sub(r"\d", "9", s)))  # noqa: E731
+        assert shape(new) == shape(code)
+    assert restore_answer(f"Write to {new}.", r) == f"Write to {code}."
+    other = op()(text, spans_for(text, [(code, "CODE")]), dep(KEY_B), "d")
+    assert sur_of(other, code) != new
+
+
+def test_the_same_code_in_two_layouts_gets_the_same_letters_and_digits():
+    text = "IBAN DE89 3704 0044 0532 0130 00, also written DE89370400440532013000."
+    spans = spans_for(text, [("DE89 3704 0044 0532 0130 00", "CODE"), ("DE89370400440532013000", "CODE")])
+    r = op()(text, spans, dep(), "d")
+    a, b = (x.replacement for x in r.replacements)
+    assert a.replace(" ", "") == b
+
+
+def test_amounts_keep_their_shape_and_change():
+    text = "She claimed 48,000 euros at the age of 46."
+    r = op()(text, spans_for(text, [("48,000 euros", "QUANTITY"), ("46", "DEM")]), dep(), "d")
+    amount = sur_of(r, "48,000 euros")
+    assert re.fullmatch(r"[1-9]\d,\d{3} euros", amount) and amount != "48,000 euros"
+    assert re.fullmatch(r"[1-9]\d", sur_of(r, "46")) and sur_of(r, "46") != "46"
+    assert restore_answer(r.text, r) == text
+
+
+# -- 7. configuration -----------------------------------------------------------------------------------------
+
+def test_reversibility_across_processes_needs_the_secret_key(monkeypatch):
+    monkeypatch.delenv(SECRET_KEY_ENV, raising=False)
+    with pytest.raises(ConfigError, match=SECRET_KEY_ENV):
+        Randomness.deployment(require_key=True)
+    assert "require_key=True" in type(op()).__doc__ and SECRET_KEY_ENV in type(op()).__doc__
+    assert not Randomness.deployment().persistent_key     # without a key: consistent within this process only
+
+
+def test_parameters_are_validated():
+    with pytest.raises(ValidationError):
+        op(locale=["en_GB"])                              # misspelled key
+    with pytest.raises(ValidationError):
+        op(locales=["xx_XX"])
+    ascii_names = op(locales=["pl_PL", "cs_CZ"])(TEXT, SPANS, dep(), "d")
+    assert ascii_names.text.isascii()
+
+
+def test_fixed_pools_alone_could_not_have_been_unique():
+    # the pre-fix vault probed a fixed pool; its overflow names repeated (40 places -> 30 surrogates)
+    assert len(PLACES) < 40 and len(LAST_NAMES) < 300
