@@ -1,0 +1,73 @@
+"""The egress guard's three rules, on hand-made protection results (no model involved)."""
+from cloud_edge_privacy.desensitization.base import Desensitized, Replacement
+from cloud_edge_privacy.egress import check_egress
+from cloud_edge_privacy.gateway import ProtectedFields
+from cloud_edge_privacy.spans import Span
+
+
+def _prot(original, spans, replacements):
+    """A ProtectedFields for one field, from (span, replacement) pairs applied left to right."""
+    out, reps, cur, shift = [], [], 0, 0
+    for span, new in sorted(replacements, key=lambda r: r[0].start):
+        out.append(original[cur:span.start])
+        ns = span.start + shift
+        reps.append(Replacement(span.start, span.end, ns, ns + len(new), span.category, original[span.start:span.end], new))
+        out.append(new)
+        shift += len(new) - (span.end - span.start)
+        cur = span.end
+    out.append(original[cur:])
+    text = "".join(out)
+    res = Desensitized(text, reps, "test")
+    untouched, c = [], 0
+    for r in reps:
+        if r.new_start > c:
+            untouched.append((c, r.new_start))
+        c = r.new_end
+    if len(text) > c:
+        untouched.append((c, len(text)))
+    return ProtectedFields([original], [text], "test", spans, res, [untouched],
+                           [(Span(r.start, r.end, r.category), r.replacement) for r in reps], original)
+
+
+class Structured:
+    def analyze(self, text):
+        import re
+
+        return [Span(m.start(), m.end(), "CODE", 1.0, "regex:ssn") for m in re.finditer(r"\d{3}-\d{2}-\d{4}", text)]
+
+
+def test_a_missed_mention_in_clear_is_found():
+    text = "John Smith met the board. Later Smith left."
+    first = Span(0, 10, "PERSON")
+    prot = _prot(text, [first], [(first, "[PERSON_1]")])        # the second "Smith" was not detected
+    findings = check_egress(prot)
+    assert [f.rule for f in findings] == ["name_token_in_clear"] and "Smith" not in findings[0].describe()
+
+
+def test_a_replacement_that_keeps_part_of_the_identifier_is_found():
+    text = "Call 0207 946 0958 now."
+    code = Span(5, 18, "CODE")
+    prot = _prot(text, [code], [(code, "0207 111 2222")])           # the operator kept the area code
+    assert [f.rule for f in check_egress(prot)] == ["identifier_kept_in_replacement"]
+
+
+def test_structured_identifiers_must_be_our_own_surrogates():
+    text = "SSN 078-05-1120 of [PERSON_1]."
+    prot = _prot(text, [], [])
+    assert [f.rule for f in check_egress(prot, Structured())] == ["structured_identifier_in_clear"]
+    text2 = "SSN 078-05-1120."
+    span = Span(4, 15, "CODE")
+    prot2 = _prot(text2, [span], [(span, "512-44-9087")])           # a surrogate that looks like an SSN
+    assert check_egress(prot2, Structured()) == []
+
+
+def test_generalised_places_are_allowed_and_clean_text_passes():
+    text = "She moved from Oslo to Bergen in 2001."
+    a, b = Span(15, 19, "LOC"), Span(23, 29, "LOC")
+    prot = _prot(text, [a, b], [(a, "Norway"), (b, "Norway")])
+    assert check_egress(prot, Structured()) == []
+
+
+def test_the_unprotected_baseline_is_not_checked():
+    prot = ProtectedFields(["John Smith"], ["John Smith"], "none", [], None, [[(0, 10)]], [], "John Smith")
+    assert check_egress(prot) == []
