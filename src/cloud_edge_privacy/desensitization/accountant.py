@@ -4,15 +4,18 @@ The edge pipeline calls ``accountant.charge(doc_scope, result.charges)`` after a
 the request is sent; a charge that would exceed a limit raises :class:`BudgetExceededError` (a
 :class:`PrivacyGatewayError`, so the sample fails closed) and records nothing.
 
-Kinds are accounted separately and never added together: pure ε-DP and approximate (ε, δ)-DP use
-diffprivlib's :class:`~diffprivlib.BudgetAccountant` (basic sequential composition: ε add up, δ compose as
-1 - Π(1 - δᵢ)); metric-DP ε (a rate per unit of distance) is summed by this module, as diffprivlib has no
-notion of it.  Heuristic charges carry no ε and are only counted.
+Kinds are accounted separately and never added together.  Every kind uses basic sequential composition:
+ε add up and δ compose as 1 - Π(1 - δᵢ), the rule of diffprivlib's ``BudgetAccountant`` with slack 0 (a
+test checks the totals against it).  diffprivlib's accountant is not used as the store because it re-sums
+its whole spend list on every check (quadratic over a long session), checks one spend at a time (no atomic
+check of a batch against two limits), has no per-scope view and no metric kind.  Heuristic charges carry
+no ε and are only counted.
 """
 from __future__ import annotations
 
 import math
 import threading
+from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from pydantic import BaseModel, ConfigDict, field_validator
@@ -80,16 +83,25 @@ class Budget(BaseModel):
         return None
 
 
-def _compose(kind: str, spends: Sequence[Tuple[float, float]]) -> Tuple[float, float]:
-    """Total (ε, δ) of ``spends`` of one kind under basic sequential composition."""
-    if not spends:
-        return 0.0, 0.0
-    if kind in (PURE, APPROXIMATE):
-        from diffprivlib import BudgetAccountant as _DPLAccountant
+@dataclass
+class _Total:
+    """Running basic composition of one kind: ε add up, δ compose as 1 - Π(1 - δᵢ) (O(1) per charge)."""
 
-        total = _DPLAccountant().total(spent_budget=list(spends))
-        return float(total.epsilon), float(total.delta)
-    return float(sum(e for e, _ in spends)), 0.0
+    epsilon: float = 0.0
+    keep: float = 1.0      # Π(1 - δᵢ)
+    n: int = 0
+
+    @property
+    def delta(self) -> float:
+        return 1.0 - self.keep
+
+    def plus(self, spends: Sequence[Tuple[float, float]]) -> "_Total":
+        out = _Total(self.epsilon, self.keep, self.n)
+        for eps, delta in spends:
+            out.epsilon += eps
+            out.keep *= 1.0 - delta
+            out.n += 1
+        return out
 
 
 class PrivacyAccountant:
@@ -104,7 +116,8 @@ class PrivacyAccountant:
         self.per_document = per_document
         self.per_session = per_session
         self._lock = threading.Lock()
-        self._spends: Dict[str, Dict[str, List[Tuple[float, float]]]] = {}   # scope -> kind -> [(ε, δ)]
+        self._totals: Dict[str, Dict[str, _Total]] = {}   # scope -> kind -> running total
+        self._session: Dict[str, _Total] = {}               # kind -> running total over all scopes
         self._heuristic: Dict[str, int] = {}
 
     def charge(self, scope: str, charges: Sequence[PrivacyCharge]) -> None:
@@ -122,22 +135,24 @@ class PrivacyAccountant:
                                           f"delta={pm.delta!r} (epsilon must be finite and > 0)")
             new.setdefault(pm.kind, []).append((float(pm.epsilon), float(pm.delta)))
         with self._lock:
+            doc = self._totals.setdefault(scope, {})
             for kind, spends in new.items():
-                doc_before = self._spends.get(scope, {}).get(kind, [])
-                self._check(self.per_document, kind, doc_before + spends, f"per-document budget of {scope!r}")
-                session_before = [s for per_kind in self._spends.values() for s in per_kind.get(kind, [])]
-                self._check(self.per_session, kind, session_before + spends, "per-session budget")
+                self._check(self.per_document, kind, doc.get(kind, _Total()).plus(spends),
+                            f"per-document budget of {scope!r}")
+                self._check(self.per_session, kind, self._session.get(kind, _Total()).plus(spends),
+                            "per-session budget")
             for kind, spends in new.items():
-                self._spends.setdefault(scope, {}).setdefault(kind, []).extend(spends)
+                doc[kind] = doc.get(kind, _Total()).plus(spends)
+                self._session[kind] = self._session.get(kind, _Total()).plus(spends)
             if n_heuristic:
                 self._heuristic[scope] = self._heuristic.get(scope, 0) + n_heuristic
 
     @staticmethod
-    def _check(budget: Optional[Budget], kind: str, spends: List[Tuple[float, float]], where: str) -> None:
+    def _check(budget: Optional[Budget], kind: str, total: _Total, where: str) -> None:
         limit = None if budget is None else budget.limit(kind)
         if limit is None:
             return
-        eps, delta = _compose(kind, spends)
+        eps, delta = total.epsilon, total.delta
         if eps > limit[0] + _TOL or delta > limit[1] + 1e-15:
             amount = f"epsilon {eps:.6g}" + (f", delta {delta:.3g}" if kind == APPROXIMATE else "")
             lim = f"epsilon {limit[0]:.6g}" + (f", delta {limit[1]:.3g}" if kind == APPROXIMATE else "")
@@ -150,19 +165,9 @@ class PrivacyAccountant:
         Only kinds with charges appear; kinds are never summed together.
         """
         with self._lock:
-            if scope is None:
-                per_kind: Dict[str, List[Tuple[float, float]]] = {}
-                for kinds in self._spends.values():
-                    for kind, spends in kinds.items():
-                        per_kind.setdefault(kind, []).extend(spends)
-            else:
-                per_kind = {k: list(v) for k, v in self._spends.get(scope, {}).items()}
-        out: Dict[str, Dict[str, float]] = {}
-        for kind in EPSILON_KINDS:
-            if per_kind.get(kind):
-                eps, delta = _compose(kind, per_kind[kind])
-                out[kind] = {"epsilon": round(eps, 9), "delta": delta}
-        return out
+            totals = dict(self._session) if scope is None else dict(self._totals.get(scope, {}))
+        return {kind: {"epsilon": round(totals[kind].epsilon, 9), "delta": totals[kind].delta}
+                for kind in EPSILON_KINDS if kind in totals and totals[kind].n}
 
     def heuristic_releases(self, scope: Optional[str] = None) -> int:
         """Number of charges of kind ``heuristic`` (no formal guarantee) recorded."""
@@ -171,4 +176,4 @@ class PrivacyAccountant:
 
     def scopes(self) -> List[str]:
         with self._lock:
-            return sorted(self._spends)
+            return sorted(s for s, kinds in self._totals.items() if kinds)
