@@ -190,16 +190,21 @@ DURATION_UNITS = {"year", "years", "month", "months", "week", "weeks", "day", "d
                   "minute", "minutes"}
 AGE_WORDS = {"aged", "age", "ages", "old", "year", "years", "yr", "yrs", "born"}
 # Words a released span may keep: public, value-free connectors and units.  Any other word -> placeholder.
+# Words a released span may keep: public connectors, approximations and units that carry nothing of the value
+# beyond what is noised.  Any other word ("late", "first half of", "Christmas", a street) -> placeholder.
+CURRENCY_ADJECTIVES = {"turkish", "swedish", "norwegian", "danish", "czech", "slovak", "slovakian", "polish",
+                       "hungarian", "russian", "ukrainian", "romanian", "bulgarian", "croatian", "serbian",
+                       "swiss", "french", "german", "italian", "spanish", "portuguese", "austrian", "greek",
+                       "british", "us", "american", "moldovan", "georgian", "armenian", "azerbaijani",
+                       "lithuanian", "latvian", "estonian", "slovenian", "macedonian", "albanian", "bosnian"}
 TEMPLATE_WORDS = (
     {"the", "a", "an", "of", "in", "on", "at", "by", "from", "to", "until", "till", "between", "and", "or",
-     "around", "about", "approximately", "some", "over", "under", "than", "more", "less", "nearly", "almost",
-     "over", "up", "early", "late", "mid", "beginning", "end", "middle", "morning", "afternoon", "evening",
-     "night", "noon", "midnight", "year", "years", "month", "months", "week", "weeks", "day", "days", "hour",
-     "hours", "minute", "minutes", "old", "aged", "age", "ages", "per", "cent", "percent", "total", "sum",
-     "amount", "amounts", "fine", "each", "plus", "km", "kilometres", "kilometers", "metres", "meters", "m",
-     "kg", "kilograms", "tonnes", "hectares", "ha", "square", "sq", "litres", "people", "persons", "children",
-     "times", "thousand", "million", "millions", "billion", "bn", "approx", "approx.", "c.", "circa"}
+     "around", "about", "approximately", "approx", "circa", "c", "some", "per", "cent", "percent", "total",
+     "sum", "amount", "amounts", "km", "kilometres", "kilometers", "metres", "meters", "m", "kg", "kilograms",
+     "tonnes", "hectares", "ha", "square", "sq", "litres", "people", "persons", "children", "thousand",
+     "million", "millions", "billion", "bn", "liras", "kronor"}
     | CURRENCIES | DURATION_UNITS | AGE_WORDS)
+_DAYS_IN_MONTH = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
 @dataclass
@@ -266,8 +271,9 @@ def assign_roles(category: str, surface: str, before: str = "", after: str = "")
         return None
     if category == "DATETIME" and re.search(r"(?<![A-Za-z])[ap]\.?m\b", surface, re.I):
         return None   # clock times are not handled
+    allowed = TEMPLATE_WORDS | (CURRENCY_ADJECTIVES if category == "QUANTITY" else set())
     for t in toks:
-        if t.kind == "word" and t.text.lower().rstrip(".") not in TEMPLATE_WORDS and t.text.lower() not in TEMPLATE_WORDS:
+        if t.kind == "word" and t.text.lower().rstrip(".") not in allowed:
             return None
         if t.kind == "other" and not re.fullmatch(r"[\s,./\-–()%" + _CURRENCY_SYMBOLS + r"]*", t.text):
             return None   # ":" (clock times) and other punctuation: not understood
@@ -390,6 +396,7 @@ class DPNumbers:
         eps = self.params.epsilon / len(roles)
         money = any(r == "amount" for _, r in roles)
         charges: List[PrivacyCharge] = []
+        month_of_span: Optional[int] = None
         for part, (i, role) in enumerate(roles):
             tok = toks[i]
             context = (self.name, scope, index, part)
@@ -399,6 +406,7 @@ class DPNumbers:
                 else:   # a numeric month, clamped into 1..12
                     true = min(max(int(_parse_number(tok.text)), 1), 12) - 1
                 new = k_rr(true, list(range(12)), eps, rand.noise_rng(*context))
+                month_of_span = new
                 if role == "month_number":
                     tok.text = str(new + 1)
                 else:
@@ -420,6 +428,13 @@ class DPNumbers:
             y, pmap = _noise_number(x, attr, eps, self.gaussian, self.params.delta, rand.noise_random_state(*context))
             tok.text, tok.suffix = _render(attr, y, tok.suffix), ""
             charges.append(PrivacyCharge(pmap, f"{category}:{attr.name}"))
+        days = [i for i, r in roles if r == "day"]
+        if month_of_span is not None and len(days) == 1:   # post-processing: no "31 June"
+            tok = toks[days[0]]
+            m = re.match(r"\d+", tok.text)
+            if m and int(m.group()) > _DAYS_IN_MONTH[month_of_span]:
+                n = _DAYS_IN_MONTH[month_of_span]
+                tok.text = f"{n}{_ordinal(n)}" if tok.text[m.end():] else str(n)
         text = "".join(t.text + t.suffix for t in toks)
         if money:
             text = re.sub(r"\s{2,}", " ", text)
