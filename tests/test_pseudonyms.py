@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from cloud_edge_privacy.desensitization import get_operator
 from cloud_edge_privacy.desensitization.pseudonyms import restore_answer
-from cloud_edge_privacy.desensitization.surrogates import LAST_NAMES, PLACES, luhn_valid
+from cloud_edge_privacy.desensitization.surrogates import PLACES, luhn_valid
 from cloud_edge_privacy.errors import ConfigError
 from cloud_edge_privacy.randomness import SECRET_KEY_ENV, Randomness
 from cloud_edge_privacy.spans import Span
@@ -126,6 +126,22 @@ def test_a_surrogate_never_equals_an_original_of_the_same_document():
         for token in x.replacement.split():
             assert token.lower() not in {"berg", "aldana", taken.lower()}
     assert restore_answer(r.text, r) == text
+    # nor a word the document uses outside any span (restoring it would rewrite a genuine mention)
+    plain = f"Berg wrote to the {taken} family."
+    r2 = op()(plain, [Span(0, 4, "PERSON")], dep(), "d")
+    assert sur_of(r2, "Berg") != taken and restore_answer(r2.text, r2) == plain
+
+
+def test_a_multiword_candidate_carrying_a_name_of_the_document_is_refused():
+    from cloud_edge_privacy.desensitization.pseudonyms import PseudonymVault, _Document
+    text = "Berg sued Berg Holdings in Oslo."
+    vault = PseudonymVault(_Document.of(text, spans_for(text, [("Berg", "PERSON"), ("Berg Holdings", "ORG"),
+                                                                ("Oslo", "LOC")])))
+    assert not vault.acceptable("Berg & Sons", multiword_ok=True, exact=False)
+    assert not vault.acceptable("North Oslo", multiword_ok=True, exact=False)
+    assert vault.acceptable("Hansen & Sons", multiword_ok=True, exact=False)
+    vault.assign("PERSON:family", "berg", lambda a: "Hansen", multiword_ok=False)
+    assert not vault.acceptable("Hansen & Sons", multiword_ok=True, exact=False)   # a person surrogate inside
 
 
 def test_organisation_and_place_surrogates_carry_no_name_of_the_document():
@@ -348,6 +364,39 @@ def test_parameters_are_validated():
     assert ascii_names.text.isascii()
 
 
-def test_fixed_pools_alone_could_not_have_been_unique():
-    # the pre-fix vault probed a fixed pool; its overflow names repeated (40 places -> 30 surrogates)
-    assert len(PLACES) < 40 and len(LAST_NAMES) < 300
+def test_sequential_restoration_chains_where_one_pass_does_not():
+    # the pre-fix vault restored one surrogate at a time: a restored original could be rewritten again
+    mapping = {"Hall": "Aldana", "Anna Hall": "Anna Aldana", "Berg": "Hall", "John Berg": "John Hall"}
+    answer = "Anna Hall met John Berg."
+
+    def sequential(text):
+        for sur in sorted(mapping, key=len, reverse=True):
+            text = re.sub(rf"(?<!\w){re.escape(sur)}(?!\w)", mapping[sur], text)
+        return text
+
+    assert sequential(answer) == "Anna Aldana met John Aldana."       # the review's "... Hall" twice
+    from cloud_edge_privacy.desensitization.restore import OnePassRestorer
+    assert OnePassRestorer(mapping, ignore_case=False).restore(answer) == "Anna Aldana met John Hall."
+
+
+def test_demographic_descriptions_and_acronyms():
+    text = "A Swedish national, a private security guard aged 46 with 37 % of loss of sight, sued the EAT."
+    spans = spans_for(text, [("Swedish national", "DEM"), ("private security guard", "DEM"), ("aged 46", "DEM"),
+                             ("37 % of loss of sight", "DEM"), ("EAT", "ORG")])
+    r = op()(text, spans, dep(), "d")
+    assert re.fullmatch(r"[A-Z][a-z]+ national", sur_of(r, "Swedish national")) and "Swedish" not in r.text
+    assert re.fullmatch(r"\[DEM_\d{4}\]", sur_of(r, "private security guard"))
+    assert re.fullmatch(r"\[DEM_\d{4}\]", sur_of(r, "37 % of loss of sight"))   # the words are the secret
+    assert re.fullmatch(r"aged [1-9]\d", sur_of(r, "aged 46")) and "46" not in r.text
+    assert re.fullmatch(r"[A-Z]{3}", sur_of(r, "EAT")) and sur_of(r, "EAT") != "EAT"
+    assert restore_answer(r.text, r) == text
+
+
+def test_given_names_keep_their_gender_when_the_name_lists_agree():
+    pseudonym = op()
+    for k in range(6):
+        text = "Ms Anna Berg and Mr John Smith."
+        r = pseudonym(text, spans_for(text, [("Ms Anna Berg", "PERSON"), ("Mr John Smith", "PERSON")]),
+                      dep(bytes([k]) * 32), "d")
+        anna, john = sur_of(r, "Ms Anna Berg").split()[1], sur_of(r, "Mr John Smith").split()[1]
+        assert pseudonym.names.gender_of(anna) in ("female", None) and pseudonym.names.gender_of(john) in ("male", None)

@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from ..randomness import Randomness
@@ -31,7 +32,7 @@ from ..spans import Span
 from .base import Desensitized, apply_replacements, register_operator
 from .restore import OnePassRestorer
 from .surrogates import (DEFAULT_LOCALES, NameSource, code_surrogate, date_variants, day_month_variants,
-                         month_year_variants, number_surrogate, partial_variants, shift_dates, shift_days)
+                         month_year_variants, number_surrogate, partial_variants, regenerate, shift_dates, shift_days)
 
 _TITLES = frozenset({"mr", "mrs", "ms", "miss", "mme", "mlle", "dr", "prof", "professor", "judge", "sir", "dame",
            "lord", "lady", "herr", "frau", "sr", "sra", "sig", "sig.ra", "rev"})
@@ -197,6 +198,8 @@ def _split_person(surface: str) -> List[List[_PersonToken]]:
         if bare.lower().rstrip(".") in _TITLES or (bare.islower() and bare in _PARTICLES):
             out.append([_PersonToken(w, "keep")])
             continue
+        if len(bare) > 2 and bare.endswith(".") and bare[:-1].isalpha():  # "Smith." at the end of a sentence
+            bare, tail = bare[:-1], "." + tail
         poss = _POSSESSIVE.search(bare)
         core, suffix = (bare[:poss.start()], bare[poss.start():] + tail) if poss and len(bare) > 2 else (bare, tail)
         if re.fullmatch(r"[^\W\d_]\.?", core):
@@ -297,6 +300,9 @@ class ConsistentPseudonyms:
         if category == "CODE":
             return vault.assign(category, norm, lambda a: code_surrogate(surface, rand.keyed_rng(
                 "pseudonym", category, norm, a)), exact=True, fallback=lambda: placeholder(MAX_ATTEMPTS))
+        if category == "DEM" and has_digits and len(re.sub(r"[\d.,%]+", " ", surface).split()) > 3:
+            # a long description around a number ("37 % of loss of sight"): the words are the secret
+            return vault.assign(category, norm, placeholder, exact=True)
         if category in ("QUANTITY", "DEM") and has_digits:
             return vault.assign(category, norm, lambda a: _changed(number_surrogate(surface, rand.keyed_rng(
                 "pseudonym", category, norm, a)), surface), exact=True, fallback=lambda: placeholder(MAX_ATTEMPTS))
@@ -306,9 +312,11 @@ class ConsistentPseudonyms:
         if category == "ORG":
             return vault.assign(category, norm, lambda a: self._organisation(surface, seed(a), a),
                                 fallback=lambda: placeholder(MAX_ATTEMPTS))
-        if category == "DEM":
-            return vault.assign(category, norm, lambda a: self.names.draw("nationality", seed(0), a),
-                                fallback=lambda: placeholder(MAX_ATTEMPTS))
+        if category == "DEM" and surface[:1].isupper():  # "Swedish", "Turkish national": another nationality
+            rest = surface.split()[1:]
+            tail = " " + " ".join(rest) if rest and all(w.islower() for w in rest) else ""
+            return vault.assign(category, norm, lambda a: (self.names.draw("nationality", seed(0), a) or "") + tail
+                                if not rest or tail else None, fallback=lambda: placeholder(MAX_ATTEMPTS))
         return vault.assign(category, norm, placeholder, exact=True)
 
     def _place(self, surface: str, seed: int, attempt: int) -> Optional[str]:
@@ -334,8 +342,10 @@ class ConsistentPseudonyms:
             if re.match(rf"{kind}\s+of\b", body):
                 place = self.names.draw("city", seed, attempt)
                 return f"{article}{kind} of {place}" if place else None
+        if re.fullmatch(r"[A-Z]{2,6}", body):  # an acronym: another acronym of the same length
+            return article + regenerate(body, np.random.default_rng([seed, attempt]))
         for kind in _ORG_SUFFIX_KINDS:
-            if re.search(rf"\b{re.escape(kind)}$", body):
+            if re.search(rf"\b{re.escape(kind)}\b", body):
                 place = self.names.draw("city", seed, attempt)
                 return f"{article}{place} {kind}" if place else None
         value = self.names.draw("company", seed, attempt)
@@ -366,7 +376,8 @@ class ConsistentPseudonyms:
                 vault.assign("PERSON:initial", norm, lambda a, n=norm: _initial(rand, n, a), multiword_ok=True,
                              exact=True, fallback=lambda n=norm: _initial(rand, n, MAX_ATTEMPTS))
                 continue
-            pool = "first" if kind == "given" else "last"
+            gender = self.names.gender_of(norm) if kind == "given" else None
+            pool = "last" if kind == "family" else f"first_{gender}" if gender else "first"
 
             def make(attempt: int, kind: str = kind, norm: str = norm, pool: str = pool) -> Optional[str]:
                 return self.names.draw(pool, rand.keyed_int("pseudonym", "PERSON", kind, norm, bits=63), attempt)

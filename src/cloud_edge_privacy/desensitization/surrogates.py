@@ -49,11 +49,13 @@ WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", 
 DEFAULT_LOCALES = ("en_GB", "en_US", "de_DE", "fr_FR", "it_IT", "es_ES", "nl_NL", "sv_SE", "da_DK", "pl_PL")
 
 _POOLS: Dict[str, Tuple[str, ...]] = {
-    "first": tuple(FIRST_NAMES), "last": tuple(LAST_NAMES), "city": tuple(PLACES),
+    "first": tuple(FIRST_NAMES), "first_female": tuple(FIRST_NAMES), "first_male": tuple(FIRST_NAMES),
+    "last": tuple(LAST_NAMES), "city": tuple(PLACES),
     "company": tuple(ORGANISATIONS), "nationality": tuple(NATIONALITIES), "country": tuple(PLACES),
     "street": (),
 }
-_FAKER_METHODS = {"first": "first_name", "last": "last_name", "city": "city", "company": "company",
+_FAKER_METHODS = {"first": "first_name", "first_female": "first_name_female", "first_male": "first_name_male",
+                  "last": "last_name", "city": "city", "company": "company",
                   "country": "country", "street": "street_name"}
 _ONSETS = ("b", "br", "d", "dr", "f", "g", "gr", "h", "k", "kl", "l", "m", "n", "p", "r", "s", "st", "t", "v",
            "w", "z")
@@ -83,7 +85,7 @@ class NameSource:
 
     ``draw(kind, seed, attempt)`` is a pure function of its arguments (and the Faker version): Faker is
     re-seeded with the keyed ``seed`` under a lock before every draw.  ``kind`` is one of ``first``,
-    ``last``, ``city``, ``country``, ``company``, ``street``, ``nationality``.  Without Faker (or
+    ``first_female``, ``first_male``, ``last``, ``city``, ``country``, ``company``, ``street``, ``nationality``.  Without Faker (or
     after many rejected attempts) the invented pools and then invented names are used, so there is always
     another candidate.
     """
@@ -94,12 +96,33 @@ class NameSource:
         self.locales = tuple(locales) or DEFAULT_LOCALES
         self.ascii_only = ascii_only
         self._fakers: Dict[str, Any] = {}
+        self._genders: Optional[Dict[str, str]] = None
         self._lock = threading.Lock()
         try:
             import faker  # noqa: F401
             self._has_faker = True
         except ImportError:  # pragma: no cover - faker is a dependency; the pools keep the operator usable
             self._has_faker = False
+
+    def gender_of(self, given_name: str) -> Optional[str]:
+        """``"female"`` or ``"male"`` when Faker's given-name lists of the locales (and English) agree on it,
+        else ``None``: a public property of the name, so the surrogate's gender matches without any state."""
+        if not self._has_faker:
+            return None
+        with self._lock:
+            if self._genders is None:
+                import importlib
+                seen: Dict[str, set] = {}
+                for locale in set(self.locales) | {"en_GB", "en_US"}:
+                    try:
+                        provider = importlib.import_module(f"faker.providers.person.{locale}").Provider
+                    except ImportError:
+                        continue
+                    for gender in ("female", "male"):
+                        for name in getattr(provider, f"first_names_{gender}", ()) or ():
+                            seen.setdefault(str(name).lower(), set()).add(gender)
+                self._genders = {n: next(iter(g)) for n, g in seen.items() if len(g) == 1}
+            return self._genders.get(given_name.lower())
 
     def is_country(self, name: str) -> bool:
         """Whether ``name`` is a country (by Faker's English country list)."""
