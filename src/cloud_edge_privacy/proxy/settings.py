@@ -1,0 +1,94 @@
+"""The proxy's validated configuration.  Secrets are never configuration values: only the NAMES of the
+environment variables that hold them are, and the values are read once at start-up."""
+from __future__ import annotations
+
+import ipaddress
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ..errors import ConfigError
+
+UPSTREAM_KEY_ENV = "CEP_UPSTREAM_API_KEY"
+CLIENT_KEY_ENV = "CEP_PROXY_CLIENT_KEY"
+SCOPE = "cep-proxy"  # one keyed scope for every request: a value gets the same surrogate in every turn
+
+
+def is_loopback(host: str) -> bool:
+    """True for 127.0.0.0/8, ::1 and ``localhost``; any other bind address is reachable from elsewhere."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class ProxySettings(BaseModel):
+    """What ``cloud-edge-privacy proxy`` takes (see ``docs/proxy.md``)."""
+
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+
+    upstream: str = Field(description="the upstream's OpenAI base URL, e.g. http://127.0.0.1:8080/v1")
+    host: str = "127.0.0.1"
+    port: int = Field(8088, ge=0, le=65535)
+    method: str = "pseudonym"
+    method_params: Dict[str, Any] = Field(default_factory=dict)
+    detector: str = "default"
+    guard_detector: str = "structured"
+    model: Optional[str] = Field(None, description="model name sent upstream (default: the client's)")
+    workers: int = Field(1, ge=1, le=16, description="privacy worker threads, each with its own detector")
+    max_body_bytes: int = Field(2_000_000, ge=1024)
+    max_messages: int = Field(512, ge=1)
+    timeout_s: float = Field(120.0, gt=0)
+    connect_timeout_s: float = Field(5.0, gt=0)
+    max_retries: int = Field(2, ge=0, le=5)
+    audit_dir: Path = Path("proxy_audit")
+    audit_max_bytes: int = Field(10_000_000, ge=10_000)
+    upstream_key_env: str = UPSTREAM_KEY_ENV
+    client_key_env: str = CLIENT_KEY_ENV
+
+    @field_validator("upstream")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        if not v.startswith(("http://", "https://")):
+            raise ValueError("upstream must be an http(s) URL (the OpenAI base URL, usually ending in /v1)")
+        return v.rstrip("/")
+
+    @model_validator(mode="after")
+    def _method(self) -> "ProxySettings":
+        if self.method == "none":
+            raise ValueError("the proxy always protects: privacy method 'none' is for benchmark baselines only")
+        return self
+
+
+@dataclass(frozen=True)
+class Secrets:
+    """Keys read from the environment; ``repr`` never shows them."""
+
+    upstream_key: str = field(default="", repr=False)
+    client_key: str = field(default="", repr=False)
+
+
+def load_settings(values: Dict[str, Any]) -> ProxySettings:
+    try:
+        return ProxySettings.model_validate(values)
+    except ValidationError as exc:
+        from ..module_configs import describe_errors
+
+        raise ConfigError(f"proxy settings: {describe_errors(exc, ProxySettings)}") from None
+
+
+def load_secrets(settings: ProxySettings, env: Optional[Dict[str, str]] = None) -> Secrets:
+    """Read the upstream and client keys; a non-loopback bind address without a client key is an error."""
+    env = dict(os.environ) if env is None else env
+    client_key = env.get(settings.client_key_env, "")
+    if not is_loopback(settings.host) and not client_key:
+        raise ConfigError(f"the proxy is bound to {settings.host}, which is reachable from other hosts: set "
+                          f"${settings.client_key_env} to a client key (clients send it as their API key)")
+    if client_key and len(client_key) < 16:
+        raise ConfigError(f"${settings.client_key_env} must be at least 16 characters")
+    return Secrets(env.get(settings.upstream_key_env, ""), client_key)
