@@ -336,6 +336,14 @@ def test_the_same_code_in_two_layouts_gets_the_same_letters_and_digits():
     assert a.replace(" ", "") == b
 
 
+def test_an_address_typed_as_a_quantity_is_replaced_whole():
+    text = "He lived at 221B Baker Street, London until 2001."
+    r = op()(text, spans_for(text, [("221B Baker Street, London", "QUANTITY")]), dep(), "d")
+    new = sur_of(r, "221B Baker Street, London")
+    assert "Baker" not in new and "London" not in new and "221" not in new and "," in new
+    assert restore_answer(r.text, r) == text
+
+
 def test_amounts_keep_their_shape_and_change():
     text = "She claimed 48,000 euros at the age of 46."
     r = op()(text, spans_for(text, [("48,000 euros", "QUANTITY"), ("46", "DEM")]), dep(), "d")

@@ -54,9 +54,13 @@ _GENERIC = frozenset({"the", "of", "and", "for", "in", "on", "at", "a", "an", "d
                      | {w.lower() for k in _ORG_SUFFIX_KINDS + _ORG_PREFIX_KINDS for w in k.split()})
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
 _POSSESSIVE = re.compile(r"(?:['’]s|['’])$")
-NAME_TOKEN = re.compile(r"[A-Z][a-z]{2,}|[A-Z][a-z]+[A-Z][a-z]+")  # one capitalized word ("Berg", "McKay")
 MAX_ATTEMPTS = 400
 DATE_SHIFT_ATTEMPTS = 8
+
+
+def _is_name_token(s: str) -> bool:
+    """One capitalized word of three letters or more ("Berg", "McKay", "Łukasz"), not an acronym."""
+    return len(s) >= 3 and s.isalpha() and s[0].isupper() and not s.isupper()
 
 
 def _norm(s: str) -> str:
@@ -145,7 +149,7 @@ class PseudonymVault:
     def acceptable(self, candidate: Optional[str], multiword_ok: bool, exact: bool) -> bool:
         if not candidate or candidate.lower() in self.used:
             return False
-        if not multiword_ok and not NAME_TOKEN.fullmatch(candidate):
+        if not multiword_ok and not _is_name_token(candidate):
             return False
         if self.doc.says(candidate):
             return False
@@ -244,8 +248,9 @@ class ConsistentPseudonyms:
         people = {s: _split_person(surface[s]) for s in spans if s.category == "PERSON"}
         self._settle_people(people, vault, rand)
         others = [s for s in spans if s.category not in ("PERSON", "DATETIME")]
-        for s in sorted(others, key=lambda s: rand.digest("pseudonym-order", s.category, self._key(s, surface[s]))):
-            self._settle_value(s.category, surface[s], vault, rand)
+        settled: Dict[Span, Tuple[str, str]] = {}
+        for s in sorted(others, key=lambda s: rand.digest("pseudonym-order", s.category, _norm(surface[s]))):
+            settled[s] = self._settle_value(s.category, surface[s], vault, rand)
         dates = self._settle_dates([s for s in spans if s.category == "DATETIME"], surface, vault, rand, scope)
 
         primary: List[Tuple[str, str]] = []
@@ -264,15 +269,15 @@ class ConsistentPseudonyms:
                         primary.append((p.surrogate, p.original))
                     secondary.extend(self._date_variants(p))
             else:
-                key = (span.category, self._key(span, original))
+                key = settled[span]
                 sur = vault.forward[key]
                 if span.category == "CODE" and key in vault.attempts and sur != original:
                     # the same code written another way (spaces, case): same keyed draws, this layout
                     relaid = code_surrogate(original, rand.keyed_rng("pseudonym", "CODE", key[1], vault.attempts[key]))
                     sur = relaid if relaid != original else sur
-                if any(c.isdigit() for c in original) and span.category in ("QUANTITY", "DEM"):
+                if any(c.isdigit() for c in original) and key[0] in ("QUANTITY", "DEM"):
                     secondary.extend(_number_pairs(sur, original))
-                elif span.category in ("LOC", "ORG", "DEM") and not sur.startswith("["):
+                elif key[0] in ("LOC", "ORG", "DEM") and not sur.startswith("["):
                     sur = _styled(sur, original)
                     secondary.append((sur.upper(), original.upper()))
             primary.append((sur, " ".join(original.split())))
@@ -285,39 +290,40 @@ class ConsistentPseudonyms:
         return out
 
     # -- values other than names and dates ---------------------------------------------------------------
-    @staticmethod
-    def _key(span: Span, surface: str) -> str:
-        return _code_norm(surface) if span.category == "CODE" else _norm(surface)
-
-    def _settle_value(self, category: str, surface: str, vault: PseudonymVault, rand: Randomness) -> str:
+    def _settle_value(self, category: str, surface: str, vault: PseudonymVault,
+                      rand: Randomness) -> Tuple[str, str]:
+        """Give one value of a non-person, non-date span its surrogate; returns its vault key."""
         norm = _code_norm(surface) if category == "CODE" else _norm(surface)
-
-        def seed(attempt: int, salt: str = "") -> int:
-            return rand.keyed_int("pseudonym", category, salt, norm, attempt, bits=63)
-
-        placeholder = _placeholder_maker(category, norm, rand)
         has_digits = any(c.isdigit() for c in surface)
+        if category in ("QUANTITY", "DEM") and _STREET_WORDS.search(surface) and re.search(r"[A-Z][a-z]", surface):
+            category = "LOC"  # a street address typed as a number: replace all of it, not only its digits
+
+        def seed(attempt: int) -> int:
+            return rand.keyed_int("pseudonym", category, norm, attempt, bits=63)
+
+        def settle(make: Callable[[int], Optional[str]], exact: bool = False) -> Tuple[str, str]:
+            placeholder = _placeholder_maker(category, norm, rand)
+            vault.assign(category, norm, make, exact=exact, fallback=lambda: placeholder(MAX_ATTEMPTS))
+            return category, norm
+
         if category == "CODE":
-            return vault.assign(category, norm, lambda a: code_surrogate(surface, rand.keyed_rng(
-                "pseudonym", category, norm, a)), exact=True, fallback=lambda: placeholder(MAX_ATTEMPTS))
+            return settle(lambda a: code_surrogate(surface, rand.keyed_rng("pseudonym", category, norm, a)), True)
         if category == "DEM" and has_digits and len(re.sub(r"[\d.,%]+", " ", surface).split()) > 3:
             # a long description around a number ("37 % of loss of sight"): the words are the secret
-            return vault.assign(category, norm, placeholder, exact=True)
+            return settle(_placeholder_maker(category, norm, rand), True)
         if category in ("QUANTITY", "DEM") and has_digits:
-            return vault.assign(category, norm, lambda a: _changed(number_surrogate(surface, rand.keyed_rng(
-                "pseudonym", category, norm, a)), surface), exact=True, fallback=lambda: placeholder(MAX_ATTEMPTS))
+            return settle(lambda a: _changed(number_surrogate(surface, rand.keyed_rng(
+                "pseudonym", category, norm, a)), surface), True)
         if category == "LOC":
-            return vault.assign(category, norm, lambda a: self._place(surface, seed(a), a),
-                                fallback=lambda: placeholder(MAX_ATTEMPTS))
+            return settle(lambda a: self._place(surface, seed(a), a))
         if category == "ORG":
-            return vault.assign(category, norm, lambda a: self._organisation(surface, seed(a), a),
-                                fallback=lambda: placeholder(MAX_ATTEMPTS))
+            return settle(lambda a: self._organisation(surface, seed(a), a))
         if category == "DEM" and surface[:1].isupper():  # "Swedish", "Turkish national": another nationality
             rest = surface.split()[1:]
             tail = " " + " ".join(rest) if rest and all(w.islower() for w in rest) else ""
-            return vault.assign(category, norm, lambda a: (self.names.draw("nationality", seed(0), a) or "") + tail
-                                if not rest or tail else None, fallback=lambda: placeholder(MAX_ATTEMPTS))
-        return vault.assign(category, norm, placeholder, exact=True)
+            if not rest or tail:
+                return settle(lambda a: (self.names.draw("nationality", seed(0), a) or "") + tail)
+        return settle(_placeholder_maker(category, norm, rand), True)
 
     def _place(self, surface: str, seed: int, attempt: int) -> Optional[str]:
         body = re.sub(r"(?i)^the\s+", "", surface.strip())
@@ -326,7 +332,10 @@ class ConsistentPseudonyms:
             street = self.names.draw("street", seed, attempt)
             if not street:
                 return None
-            number = str(1 + seed % 199) if any(c.isdigit() for c in body) else ""
+            number = ""
+            if any(c.isdigit() for c in body):
+                n = 1 + seed % 199
+                number = str(n if str(n) not in re.findall(r"\d+", body) else n % 199 + 1)
             city = self.names.draw("city", seed ^ 0x5A5A, attempt) if "," in body else ""
             if "," in body and not city:
                 return None
