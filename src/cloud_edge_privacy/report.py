@@ -1,14 +1,25 @@
-"""Markdown report of a run: leaderboard (selected rank), failures, config hash and model sha256s."""
+"""Markdown report of a run: a readable leaderboard, per-sample metrics with n and 95% bootstrap intervals,
+paired differences to the unprotected baseline, APR, plots, failures, and provenance.
+
+Next to Ianvs's ``rank/all_rank.csv`` (left in Ianvs's format) it writes ``rank/leaderboard.csv``: one row
+per test case named by what differs between test cases, the deciding columns first, then everything else.
+"""
 from __future__ import annotations
 
 import csv
 import json
 import math
 import os
-from typing import Dict, List, Optional
+import sys
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .hashing import sha256_file, stable_hash
 from .models.catalog import MODELS
+from .stats import Estimate, bootstrap_ci, paired_difference
+
+BASELINE = "none"
+EPSILON_MEANINGLESS = 10.0
+ROUTES = ("edge", "collaborative", "cloud")
 
 
 def _read_rank(path: str) -> List[Dict[str, str]]:
@@ -30,74 +41,271 @@ def _config_files(config_path: str) -> Dict[str, str]:
 
 
 def _fmt(x: float, nd: int = 3) -> str:
-    return "" if x != x else f"{x:.{nd}f}"
+    return "" if x is None or x != x else f"{x:.{nd}f}"
+
+
+def _num(x: Any) -> float:
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def epsilon_note(eps: Any) -> str:
+    """'no meaningful guarantee' for ε > 10 (e^10 > 22,000: the output barely constrains the input)."""
+    e = _num(eps)
+    return "no meaningful guarantee" if not math.isnan(e) and e > EPSILON_MEANINGLESS else ""
+
+
+def load_gold(data_file: Optional[str]) -> Dict[str, Dict[str, Any]]:
+    """doc_id -> gold dict from the run's Ianvs JSONL (``answer`` holds the gold); {} when unavailable."""
+    gold: Dict[str, Dict[str, Any]] = {}
+    if not data_file or not os.path.isfile(data_file):
+        return gold
+    with open(data_file, encoding="utf-8") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            rec = json.loads(line)
+            g = rec.get("answer")
+            if isinstance(g, str):
+                try:
+                    g = json.loads(g)
+                except json.JSONDecodeError:
+                    g = None
+            if isinstance(g, dict) and g.get("doc_id") is not None:
+                gold[str(g["doc_id"])] = g
+    return gold
+
+
+def _status(p: Dict[str, Any]) -> str:
+    from .metrics.apr import record_status
+
+    return record_status(p)
+
+
+def _route(p: Dict[str, Any]) -> str:
+    if not p.get("is_hard_example"):
+        return "edge"
+    return str((p.get("result") or {}).get("route") or (p.get("cloud_result") or {}).get("route") or "cloud")
+
+
+def randomness_labels(cases: List[Dict[str, Any]]) -> List[str]:
+    """Distinct randomness labels recorded in the results (benchmark mode states its caveat)."""
+    seen: List[str] = []
+    for c in cases:
+        for p in c["preds"]:
+            for part in (p.get("result"), p.get("cloud_result")):
+                lab = (part or {}).get("randomness")
+                if lab and str(lab) not in seen:
+                    seen.append(str(lab))
+    return seen
+
+
+def case_stats(case: Dict[str, Any], gold: Dict[str, Dict[str, Any]], attacker: Any = None,
+               embeddings: bool = True) -> Dict[str, Dict[str, Any]]:
+    """Per-sample values ``{metric: {doc_id: value}}`` of one test case (empty without gold); TRIR only
+    with an ``attacker``."""
+    from .metrics.per_sample import per_sample_values
+
+    preds = [p for p in case["preds"] if str(p.get("doc_id")) in gold]
+    if not preds:
+        return {}
+    y_true = [gold[str(p["doc_id"])] for p in preds]
+    y_pred = [[p.get("is_hard_example"), p.get("result"), p.get("edge_result"), p.get("cloud_result")] for p in preds]
+    return per_sample_values(y_true, y_pred, [str(p["doc_id"]) for p in preds], attacker, embeddings,
+                             trir=attacker is not None)
+
+
+def estimate(values: Dict[str, Any], kind: str) -> Estimate:
+    return bootstrap_ci(list(values.values()), total=(kind == "total"))
+
+
+def _aligned(a: Dict[str, Any], b: Dict[str, Any]) -> Tuple[List[Any], List[Any]]:
+    keys = [k for k in a if k in b]
+    return [a[k] for k in keys], [b[k] for k in keys]
+
+
+def _summary(case: Dict[str, Any], stats: Dict[str, Dict[str, Any]], apr: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    """The deciding values of one test case, with intervals where per-sample values exist."""
+    from .metrics.per_sample import PER_SAMPLE_METRICS
+
+    row, preds = case["row"], case["preds"]
+    routes = {r: sum(_route(p) == r for p in preds) for r in ROUTES}
+    n_failed = sum(_status(p) != "ok" for p in preds)
+    out: Dict[str, Any] = {"label": case["label"], "method": row.get("cloudmodel-privacy_method") or row.get("algorithm", ""),
+                           "epsilon": "" if row.get("cloudmodel-epsilon") in (None, "", "None") else row["cloudmodel-epsilon"],
+                           "routes": routes, "n": len(preds), "n_failed": n_failed, "n_completed": len(preds) - n_failed,
+                           "est": {}}
+    out["epsilon_note"] = epsilon_note(out["epsilon"])
+    for name, (kind, _) in PER_SAMPLE_METRICS.items():
+        if name in stats:
+            out["est"][name] = estimate(stats[name], kind)
+        elif not math.isnan(_num(row.get(name))):
+            out["est"][name] = Estimate(_num(row.get(name)), math.nan, math.nan, len(preds))
+    if apr is not None:
+        out["est"]["apr_similarity"] = bootstrap_ci(apr["similarities"])
+        out["est"]["apr_judge"] = bootstrap_ci([p for p in apr["judge_pairs"] if p])
+    elif out["method"] == BASELINE:
+        out["est"]["apr_similarity"] = Estimate(1.0, math.nan, math.nan, out["n_completed"])
+    return out
+
+
+LEAD_COLUMNS = (("leak_direct", "leak_direct (count)", 0), ("sels", "SELS ↓", 3), ("iar_trir", "TRIR ↓", 3),
+                ("apr_similarity", "APR (similarity) ↑", 3), ("latency_mean_ms", "latency ms", 0))
+
+
+def _leaderboard(summaries: List[Dict[str, Any]]) -> List[str]:
+    out = ["## Leaderboard", "",
+           "Rows in the order of Ianvs's `all_rank.csv` (the job's `sort_by`), except that a test case that "
+           "completed no sample is moved last: it leaks nothing because it answers nothing. Cells: value "
+           "[95% bootstrap interval] (n samples it is computed on). ↓ lower is better, ↑ higher is better. "
+           "The full table is `rank/leaderboard.csv`.", "",
+           "| # | test case | method | ε | routes edge/collab/cloud | completed / failed | "
+           + " | ".join(h for _, h, _ in LEAD_COLUMNS) + " |", "|" + "---|" * (6 + len(LEAD_COLUMNS))]
+    for i, s in enumerate(summaries, 1):
+        eps = s["epsilon"] + (f" (**{s['epsilon_note']}**)" if s["epsilon_note"] else "")
+        name = s["label"] + (" (**answered nothing**)" if s["n_completed"] == 0 and s["n"] else "")
+        cells = [str(i), name, s["method"], eps, "/".join(str(s["routes"][r]) for r in ROUTES),
+                 f"{s['n_completed']} / {s['n_failed']}"]
+        for key, _, nd in LEAD_COLUMNS:
+            e = s["est"].get(key)
+            cells.append(e.fmt(nd) if e else "")
+        out.append("| " + " | ".join(cells) + " |")
+    return out + [""]
+
+
+def _metric_sections(summaries: List[Dict[str, Any]], stats: Dict[str, Dict[str, Dict[str, Any]]]) -> List[str]:
+    from .metrics.per_sample import PER_SAMPLE_METRICS
+
+    base = next((s for s in summaries if s["method"] == BASELINE), None)
+    out = ["## Per-sample metrics with 95% bootstrap intervals", "",
+           "Percentile bootstrap over samples (2,000 resamples, fixed seed). Pooled metrics (PDR, SELS, TAB "
+           "scores, co-reference leak) resample documents and recompute the ratio. The last column is the "
+           "paired bootstrap difference to the unprotected baseline (`none`) on the samples both have: "
+           "*significant* means its 95% interval excludes 0. With few samples most differences are not.", ""]
+    if not stats:
+        return out + ["(no gold data for this job's samples: pass the test data to `report` to get intervals)", ""]
+    for name, (kind, desc) in PER_SAMPLE_METRICS.items():
+        have = [s for s in summaries if name in stats.get(s["label"], {})]
+        if not have:
+            continue
+        out += [f"### {name}", "", desc + ("; the interval is for the total." if kind == "total" else "."), "",
+                "| test case | value [95% CI] (n) | difference to `none` |", "|---|---|---|"]
+        for s in have:
+            diff = ""
+            if base is not None and s is not base and name in stats.get(base["label"], {}):
+                a, b = _aligned(stats[s["label"]][name], stats[base["label"]][name])
+                diff = paired_difference(a, b).fmt() if kind != "total" else ""
+            out.append(f"| {s['label']} | {s['est'][name].fmt()} | {diff} |")
+        out.append("")
+    return out
 
 
 def _apr_section(rows: List[Dict]) -> List[str]:
     if not rows:
         return []
     out = ["## Accuracy preservation (APR) against the unprotected baseline", "",
-           "Over the samples that both this test case and the `none` baseline sent to the cloud. Similarity: "
-           "cosine (all-MiniLM-L6-v2) of the final answer to the baseline's answer. Judge: the local LLM's "
-           "1-10 score of each answer to the unprotected request; APR (judge) = mean with privacy / mean "
-           "without. A 0.5B judge is a coarse signal.", "",
-           "| test case | n | APR (similarity) mean | sd | judge with | judge without | APR (judge) |",
+           "Over the samples the `none` baseline answered through the cloud path and this test case also "
+           "routed there. Similarity: cosine (all-MiniLM-L6-v2) of the final answer to the baseline's answer. "
+           "Judge: the local LLM's 1-10 score of each answer to the unprotected request; APR (judge) = mean with "
+           "privacy / mean without. **A sample this test case failed on counts as zero quality** (similarity 0, "
+           "judge 0). A 0.5B judge is a coarse signal.", "",
+           "| test case | n | failed | APR (similarity) [95% CI] | judge with | judge without | APR (judge) [95% CI] |",
            "|---|---|---|---|---|---|---|"]
-    out += [f"| {r['label']} | {r['n']} | {_fmt(r['apr_similarity'])} | {_fmt(r['apr_similarity_sd'])} | "
-            f"{_fmt(r['judge_with'], 2)} | {_fmt(r['judge_without'], 2)} | {_fmt(r['apr_judge'])} |" for r in rows]
+    for r in rows:
+        sim = bootstrap_ci(r["similarities"]).fmt()
+        jud = bootstrap_ci([p for p in r["judge_pairs"] if p]).fmt()
+        out.append(f"| {r['label']} | {r['n']} | {r['n_failed']} | {sim} | {_fmt(r['judge_with'], 2)} | "
+                   f"{_fmt(r['judge_without'], 2)} | {jud} |")
     return out + [""]
 
 
-SUMMARY_METRICS = ("pdr", "sels", "leak_direct", "iar", "iar_coref_leak", "iar_reidentification", "iar_inference",
-                   "cpp", "er_di", "er_qi", "token_precision", "edge_ratio", "cloud_tokens", "latency_mean_ms",
-                   "lo_pct", "ti_pct", "privacy_failures")
+def _csv_est(prefix: str, e: Optional[Estimate]) -> Dict[str, Any]:
+    if e is None:
+        return {prefix: "", f"{prefix}_ci_low": "", f"{prefix}_ci_high": "", f"{prefix}_n": ""}
+    r = lambda x: "" if math.isnan(x) else round(x, 6)  # noqa: E731
+    return {prefix: r(e.value), f"{prefix}_ci_low": r(e.low), f"{prefix}_ci_high": r(e.high), f"{prefix}_n": e.n}
 
 
-def _summary_section(cases: List[Dict], apr: List[Dict]) -> List[str]:
-    """One compact row per test case (all_rank order): its label, the metrics it has, and APR."""
-    if not cases:
-        return []
-    cols = [m for m in SUMMARY_METRICS if any(c["row"].get(m) not in (None, "") for c in cases)]
-    by_label = {r["label"]: r for r in apr}
-    head = ["test case"] + cols + (["apr_similarity", "apr_judge"] if apr else [])
-    out = ["## Summary per test case (all_rank order)", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for c in cases:
-        cells = [c["label"]] + [c["row"].get(m) or "" for m in cols]
-        if apr:
-            r = by_label.get(c["label"], {})
-            base = c["row"].get("cloudmodel-privacy_method") == "none"
-            cells += ["1 (reference)", "1 (reference)"] if base else [_fmt(r.get("apr_similarity", math.nan)),
-                                                                      _fmt(r.get("apr_judge", math.nan))]
-        out.append("| " + " | ".join(str(x) for x in cells) + " |")
-    return out + [""]
+def write_leaderboard_csv(path: str, summaries: List[Dict[str, Any]], cases: List[Dict[str, Any]],
+                          randomness: Sequence[str]) -> None:
+    """Compact CSV: the deciding columns first, then every per-sample metric with its interval, then the
+    remaining all_rank columns of the test case."""
+    from .metrics.per_sample import PER_SAMPLE_METRICS
+
+    rows: List[Dict[str, Any]] = []
+    for i, (s, c) in enumerate(zip(summaries, cases), 1):
+        row: Dict[str, Any] = {"position": i, "test_case": s["label"], "method": s["method"], "epsilon": s["epsilon"],
+                               "epsilon_note": s["epsilon_note"], **{f"route_{r}": s["routes"][r] for r in ROUTES},
+                               "n_completed": s["n_completed"], "n_failed": s["n_failed"]}
+        for key, _, _ in LEAD_COLUMNS:
+            row.update(_csv_est(key, s["est"].get(key)))
+        for key in list(PER_SAMPLE_METRICS) + ["apr_judge"]:
+            if key not in row:
+                row.update(_csv_est(key, s["est"].get(key)))
+        row["randomness"] = " | ".join(randomness)
+        row.update({f"all_rank:{k}": v for k, v in c["row"].items()})
+        rows.append(row)
+    header: List[str] = []
+    for r in rows:
+        header += [k for k in r if k not in header]
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=header, lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(tmp, path)
+
+
+def _order(cases: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """all_rank order, test cases that completed nothing last."""
+    def answered_nothing(c: Dict[str, Any]) -> bool:
+        return bool(c["preds"]) and all(_status(p) != "ok" for p in c["preds"])
+
+    return [c for c in cases if not answered_nothing(c)] + [c for c in cases if answered_nothing(c)]
 
 
 def write_report(output_dir: str, config_path: Optional[str] = None, data_file: Optional[str] = None,
-                 judge: bool = True) -> str:
-    """Write ``<output_dir>/report.md`` from the rank files; returns its path.
+                 judge: bool = True, embeddings: bool = True) -> str:
+    """Write ``<output_dir>/report.md`` and ``<output_dir>/rank/leaderboard.csv``; returns the report's path.
 
-    ``judge=False`` skips the LLM-judge half of APR (it calls the local model once per cloud answer)."""
-    sel = os.path.join(output_dir, "rank", "selected_rank.csv")
-    lines = ["# Benchmark report", ""]
-    if os.path.isfile(sel):
-        rows = _read_rank(sel)
-        if rows:
-            header = list(rows[0].keys())
-            lines += ["## Leaderboard (selected_rank.csv)", "", "| " + " | ".join(header) + " |",
-                      "|" + "---|" * len(header)]
-            lines += ["| " + " | ".join(r.get(h, "") or "" for h in header) + " |" for r in rows]
-            lines.append("")
+    ``judge=False`` skips the LLM-judge half of APR (it calls the local model once per cloud answer);
+    ``embeddings=False`` skips everything that needs MiniLM (CPP intervals, APR similarity)."""
     from .report_plots import load_cases, make_plots
 
-    cases = load_cases(output_dir)
+    cases = _order(load_cases(output_dir))
+    lines = ["# Benchmark report", ""]
+    labels = randomness_labels(cases)
+    lines += ["**Randomness:** " + ("; ".join(labels) if labels else "not recorded in the results"), ""]
+    gold = load_gold(data_file)
     apr: List[Dict] = []
     try:
         from .metrics.apr import apr_rows
 
-        apr = apr_rows(cases, judge=None if judge else (lambda request, answer: float("nan")))
+        if embeddings:
+            apr = apr_rows(cases, judge=None if judge else (lambda request, answer: float("nan")))
+        else:
+            lines += ["(APR not computed: embeddings disabled)", ""]
     except Exception as exc:  # noqa: BLE001 - the leaderboard must survive a missing embedding or judge model
         lines += [f"(APR not computed: {type(exc).__name__}: {exc})", ""]
-    lines += _summary_section(cases, apr) + _apr_section(apr)
+    attacker = None
+    if gold:
+        try:
+            from .metrics.trir import load_or_train_attacker
+
+            attacker = load_or_train_attacker()
+        except (FileNotFoundError, ValueError) as exc:
+            print(f"report: TRIR not computed: {exc}", file=sys.stderr)
+    stats = {c["label"]: case_stats(c, gold, attacker, embeddings) for c in cases} if gold else {}
+    apr_by = {r["label"]: r for r in apr}
+    summaries = [_summary(c, stats.get(c["label"], {}), apr_by.get(c["label"])) for c in cases]
+    if cases:
+        lines += _leaderboard(summaries)
+        rank_dir = os.path.join(output_dir, "rank")
+        if os.path.isdir(rank_dir):
+            write_leaderboard_csv(os.path.join(rank_dir, "leaderboard.csv"), summaries, cases, labels)
+        lines += _metric_sections(summaries, stats) + _apr_section(apr)
     try:
         plots = make_plots(output_dir, apr, cases)
     except Exception as exc:  # a plot must never hide the leaderboard
@@ -120,3 +328,4 @@ def write_report(output_dir: str, config_path: Optional[str] = None, data_file: 
     with open(path, "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines) + "\n")
     return path
+

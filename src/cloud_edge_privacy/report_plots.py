@@ -11,6 +11,37 @@ from typing import Dict, List, Optional
 STAGES = ("profiling", "edge_generation", "detection", "desensitization", "cloud_call", "restoration", "refinement")
 
 
+def _hp_columns(row: Dict[str, str]) -> List[str]:
+    """The hyperparameter columns of an all_rank row (``<module type>-<name>``, e.g. ``cloudmodel-epsilon``)."""
+    modules = {k for k in row if "-" not in k}
+    return [k for k in row if "-" in k and k.split("-", 1)[0] in modules]
+
+
+def case_labels(rows: List[Dict[str, str]]) -> List[str]:
+    """Name each test case by what differs between them: the privacy method and ε first, then any other
+    hyperparameter that varies (``name=value``), prefixed by the algorithm when there are several."""
+    hps = [k for k in dict.fromkeys(k for r in rows for k in _hp_columns(r))
+           if len({r.get(k, "") for r in rows}) > 1 and k not in ("cloudmodel-privacy_method", "cloudmodel-epsilon")]
+    several_algos = len({r.get("algorithm") for r in rows}) > 1
+    labels = []
+    for r in rows:
+        parts = [r.get("cloudmodel-privacy_method") or r.get("algorithm", "?")]
+        if r.get("cloudmodel-epsilon") not in (None, "", "None"):
+            parts.append(f"ε={r['cloudmodel-epsilon']}")
+        parts += [f"{k.split('-', 1)[1]}={r.get(k, '')}" for k in hps]
+        label = " ".join(parts)
+        labels.append(f"{r['algorithm']}: {label}" if several_algos else label)
+    seen: Dict[str, int] = defaultdict(int)
+    for lab in labels:
+        seen[lab] += 1
+    count: Dict[str, int] = defaultdict(int)
+    out = []
+    for lab in labels:  # identical configurations (repeats) get a run number
+        count[lab] += 1
+        out.append(f"{lab} #{count[lab]}" if seen[lab] > 1 else lab)
+    return out
+
+
 def load_cases(output_dir: str) -> List[Dict]:
     """Each test case of a finished job: its label, its all_rank row and its predictions."""
     rank = os.path.join(output_dir, "rank", "all_rank.csv")
@@ -19,14 +50,13 @@ def load_cases(output_dir: str) -> List[Dict]:
     with open(rank, newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     cases = []
-    for r in rows:
+    for r, label in zip(rows, case_labels(rows)):
         preds_file = os.path.join(r["url"], "predictions.jsonl")
-        preds = [json.loads(l) for l in open(preds_file, encoding="utf-8")] if os.path.isfile(preds_file) else []
-        label = r.get("cloudmodel-privacy_method") or r["algorithm"]
-        if r.get("cloudmodel-epsilon") not in (None, "", "None"):
-            label += f" ε={r['cloudmodel-epsilon']}"
-        cases.append({"label": f"{r['algorithm']}: {label}" if len({x['algorithm'] for x in rows}) > 1 else label,
-                      "row": r, "preds": preds})
+        preds = []
+        if os.path.isfile(preds_file):
+            with open(preds_file, encoding="utf-8") as fh:
+                preds = [json.loads(line) for line in fh if line.strip()]
+        cases.append({"label": label, "row": r, "preds": preds})
     return cases
 
 
@@ -76,16 +106,21 @@ def _privacy_utility(plt, path: str, cases: List[Dict], apr: List[Dict]) -> bool
     drawn = False
     for ax, (ylabel, y_of) in zip(axes[0], panels):
         seen = set()
+        # points of one method at the same place get one annotation ("ε=1,8"), so labels do not pile up
+        notes: Dict[tuple, List[str]] = defaultdict(list)
         for c in cases:
             x, y = _f(c["row"].get("sels")), y_of(c)
             if math.isnan(x) or math.isnan(y):
                 continue
             method, eps = _method_and_eps(c["row"])
-            ax.scatter(x, y, color=colors[method], label=None if method in seen else method, s=28)
+            ax.scatter(x, y, color=colors[method], label=None if method in seen else method, s=28, alpha=0.8)
             seen.add(method)
             if eps:
-                ax.annotate(f"ε={eps}", (x, y), fontsize=6, xytext=(3, 2), textcoords="offset points")
+                notes[(round(x, 3), round(y, 3), method)].append(eps)
             drawn = True
+        for k, ((x, y, _), eps_list) in enumerate(sorted(notes.items())):
+            ax.annotate("ε=" + ",".join(dict.fromkeys(eps_list)), (x, y), fontsize=6,
+                        xytext=(4, 4 + 7 * (k % 3)), textcoords="offset points")
         ax.set_xlabel("SELS: sensitivity-weighted leakage (lower is more private)")
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
