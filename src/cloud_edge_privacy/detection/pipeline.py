@@ -5,14 +5,15 @@ import hashlib
 import re
 import time
 from collections import OrderedDict
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..spans import Span, surface_pattern
 from .public_parties import drop_public_parties
-from .regex_recognizer import RegexRecognizer
+from .structured import SECRET_PREFIX
 
 # When merged spans disagree on category, the more specific source wins.
-_SOURCE_PRIORITY = {"regex": 3, "tab_ner": 2, "spacy": 1, "coref": 0}
+_SOURCE_PRIORITY = {"secret": 5, "structured": 4, "address": 4, "regex": 3, "tab_ner": 2, "names": 2, "federated": 2,
+                    "org": 1, "spacy": 1, "presidio": 1, "age": 1, "place": 0.5, "coref": 0}
 _PROPAGATE = {"PERSON", "ORG", "LOC", "CODE"}
 _TITLES = {"mr", "mrs", "ms", "dr", "judge", "mr.", "mrs.", "ms.", "dr."}
 
@@ -48,36 +49,51 @@ def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3) -> Li
     """Add every other occurrence of a detected entity's surface form (and a person's surname).
 
     One unmasked mention defeats masking all the others, so co-reference by normalized surface form
-    is applied to names, organisations, places and codes.
+    is applied to names, organisations, places and codes.  A surname shorter than ``min_len`` that came
+    with a title ("Mr Li") propagates too, but only in its capitalised form.  Copies of a secret stay secrets.
     """
-    forms = {}
+    forms: Dict[str, Tuple[str, str]] = {}
+    exact: Dict[str, str] = {}
     for s in spans:
         if s.category not in _PROPAGATE:
             continue
         surface = text[s.start : s.end]
-        forms.setdefault(_normalize(surface), s.category)
+        source = SECRET_PREFIX + "coref" if s.source.startswith(SECRET_PREFIX) else "coref"
+        forms.setdefault(_normalize(surface), (s.category, source))
         if s.category == "PERSON":
-            tokens = [t for t in re.split(r"\s+", surface.strip()) if t.lower() not in _TITLES]
-            if len(tokens) >= 2 and len(tokens[-1]) >= min_len and tokens[-1][0].isupper():
-                forms.setdefault(_normalize(tokens[-1]), "PERSON")
+            raw = re.split(r"\s+", surface.strip())
+            tokens = [t for t in raw if t.lower() not in _TITLES]
+            titled = len(tokens) < len(raw)
+            if (len(tokens) >= 2 or titled) and tokens and tokens[-1][:1].isupper():
+                if len(tokens[-1]) >= min_len:
+                    forms.setdefault(_normalize(tokens[-1]), ("PERSON", "coref"))
+                elif titled and len(tokens[-1]) == 2 and tokens[-1].isalpha():
+                    exact.setdefault(tokens[-1], "PERSON")
     extra = []
-    for form, cat in forms.items():
+    for form, (cat, source) in forms.items():
         if len(form) < min_len:
             continue
         for m in surface_pattern(form, re.IGNORECASE).finditer(text):
+            extra.append(Span(m.start(), m.end(), cat, 0.7, source))
+    for form, cat in exact.items():
+        for m in surface_pattern(form).finditer(text):
             extra.append(Span(m.start(), m.end(), cat, 0.7, "coref"))
     return merge_spans(list(spans) + extra)
 
 
 class Detector:
-    """A configured detection pipeline: recognizers -> merge -> co-reference propagation."""
+    """A configured detection pipeline: recognizers -> merge -> co-reference propagation -> optional
+    public-party filter.  Recognizers with an ``analyze_many`` method are run in batches."""
 
     def __init__(self, recognizers: Optional[Sequence[object]] = None, propagate: bool = True,
-                 cache_size: int = 0, drop_public_parties: bool = False) -> None:
+                 cache_size: int = 0, drop_public_parties: bool = False, name: str = "") -> None:
         if recognizers is None:
+            from .presets import build_detector
+
             recognizers = build_detector("default").recognizers
         self.recognizers = list(recognizers)
         self.propagate = propagate
+        self.name = name
         # Applied last, so a State name propagated from elsewhere cannot re-mask its party mention.
         self.drop_public_parties = drop_public_parties
         self.cache_size = cache_size  # 0: no cache (benchmarks measure real detection time)
@@ -96,7 +112,7 @@ class Detector:
             spans, ms = self._cache[key]
             return list(spans), ms
         t0 = time.perf_counter()
-        spans = self._analyze(text)
+        spans = self.analyze_many([text])[0]
         ms = (time.perf_counter() - t0) * 1e3
         if self.cache_size:
             self._cache[key] = (spans, ms)
@@ -104,10 +120,28 @@ class Detector:
                 self._cache.popitem(last=False)
         return list(spans), ms
 
-    def _analyze(self, text: str) -> List[Span]:
-        spans: List[Span] = []
+    def analyze_many(self, texts: Sequence[str], timings: Optional[Dict[str, float]] = None) -> List[List[Span]]:
+        """Spans of each text; model recognizers see the whole batch at once (``nlp.pipe``).
+
+        ``timings``, when given, accumulates the seconds spent per recognizer (and in merging)."""
+        texts = list(texts)
+        found: List[List[Span]] = [[] for _ in texts]
         for rec in self.recognizers:
-            spans.extend(rec.analyze(text))  # type: ignore[attr-defined]
+            t0 = time.perf_counter()
+            many = getattr(rec, "analyze_many", None)
+            results = many(texts) if many is not None else [rec.analyze(t) for t in texts]  # type: ignore[attr-defined]
+            for acc, spans in zip(found, results):
+                acc.extend(spans)
+            if timings is not None:
+                key = getattr(rec, "name", type(rec).__name__)
+                timings[key] = timings.get(key, 0.0) + time.perf_counter() - t0
+        t0 = time.perf_counter()
+        out = [self._finish(text, spans) for text, spans in zip(texts, found)]
+        if timings is not None:
+            timings["merge+coref"] = timings.get("merge+coref", 0.0) + time.perf_counter() - t0
+        return out
+
+    def _finish(self, text: str, spans: List[Span]) -> List[Span]:
         spans = merge_spans(spans)
         if self.propagate:
             spans = propagate_mentions(text, spans)
@@ -115,50 +149,7 @@ class Detector:
 
 
 def build_detector(name: str = "default") -> Detector:
-    """Named detector presets; "spacy" and "presidio" are the plain baselines (no propagation)."""
-    from .spacy_recognizer import SpacyRecognizer
+    """A named preset (see :mod:`.presets`)."""
+    from .presets import build_detector as build
 
-    if name == "spacy":
-        return Detector([SpacyRecognizer(skip_labels=())], propagate=False)
-    if name == "presidio":
-        from .presidio_recognizer import PresidioRecognizer
-
-        return Detector([PresidioRecognizer()], propagate=False)
-    if name == "regex+spacy":
-        return Detector([RegexRecognizer(), SpacyRecognizer()])
-    if name == "high_recall":
-        from .tab_ner_recognizer import TabNerRecognizer, transfer_model_dir
-
-        # Both TAB models, with spaCy's amounts and miscellanea left out: on TAB dev they cost precision
-        # and add no entity (see README).
-        keep = ("PERSON", "ORG", "DEM", "LOC", "DATETIME")
-        return Detector([RegexRecognizer(), SpacyRecognizer(drop_public_institutions=True, keep_categories=keep),
-                         TabNerRecognizer(), TabNerRecognizer(str(transfer_model_dir()))])
-    if name in ("tab_ner", "default"):
-        from .tab_ner_recognizer import TabNerRecognizer
-
-        if name == "tab_ner":
-            return Detector([TabNerRecognizer()])
-        # Chosen on TAB dev (see the example README): general NER adds recall, its public-institution
-        # spans (courts, governments, headings, state names) are dropped, the TAB model adds precision.
-        return Detector([RegexRecognizer(), SpacyRecognizer(drop_public_institutions=True), TabNerRecognizer()])
-    raise ValueError(f"unknown detector {name!r}; known: {DETECTORS}")
-
-
-DETECTORS = ("default", "high_recall", "regex+spacy", "tab_ner", "spacy", "presidio")
-_default: Optional[Detector] = None
-
-
-def default_detector() -> Detector:
-    """The default pipeline, built once per process and shared (edge profile, gateway, router)."""
-    global _default
-    if _default is None:
-        # On one sample's path the edge profile, the router and the cloud gateway see the same text.
-        _default = build_detector("default")
-        _default.cache_size = 64
-    return _default
-
-
-def detect(text: str) -> List[Span]:
-    """Detect with the shared default pipeline."""
-    return default_detector().analyze(text)
+    return build(name)

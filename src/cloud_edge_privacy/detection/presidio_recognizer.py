@@ -36,6 +36,9 @@ def _engine() -> Any:
 
 
 class PresidioRecognizer:
+    """Presidio's analyzer (its NER and pattern recognizers) with its types mapped to TAB categories;
+    types without a mapping are kept as MISC."""
+
     name = "presidio"
 
     def __init__(self, min_score: float = 0.4) -> None:
@@ -44,7 +47,8 @@ class PresidioRecognizer:
     def analyze(self, text: str) -> List[Span]:
         out = []
         for r in _engine().analyze(text=text, language="en"):
-            cat = LABEL_MAP.get(r.entity_type)
-            if cat and r.score >= self.min_score and r.end > r.start:
+            # A type without a TAB mapping is kept as a generic category rather than dropped.
+            cat = LABEL_MAP.get(r.entity_type, "MISC")
+            if r.score >= self.min_score and r.end > r.start:
                 out.append(Span(r.start, r.end, cat, float(r.score), f"presidio:{r.entity_type}"))
         return out

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import threading
 from functools import lru_cache
-from typing import Any, List
+from typing import Any, List, Sequence
 
 from ..spans import Span
 from .public_parties import is_public_institution
@@ -22,14 +22,18 @@ _lock = threading.Lock()
 
 @lru_cache(maxsize=4)
 def load_spacy(model: str = DEFAULT_MODEL) -> Any:
-    """Load a spaCy pipeline once per process (NER only; parser and lemmatizer are not needed)."""
+    """Load a spaCy pipeline once per process, NER only: its ``ner`` has its own embedding layer, so the
+    shared tok2vec, tagger, parser, lemmatizer and attribute ruler are not loaded."""
     import spacy
 
     with _lock:
-        return spacy.load(model, exclude=["parser", "lemmatizer", "attribute_ruler"])
+        return spacy.load(model, exclude=["tok2vec", "tagger", "parser", "senter", "lemmatizer", "attribute_ruler"])
 
 
 class SpacyRecognizer:
+    """General English NER (people, places, organisations, dates, amounts, nationalities...) mapped to TAB
+    categories; optionally without the public institutions court texts are full of."""
+
     name = "spacy"
 
     def __init__(self, model: str = DEFAULT_MODEL, skip_labels: tuple = ("LAW",),
@@ -40,7 +44,13 @@ class SpacyRecognizer:
         self.keep = set(keep_categories)  # empty: every mapped category
 
     def analyze(self, text: str) -> List[Span]:
-        doc = load_spacy(self.model)(text)
+        return self.analyze_many([text])[0]
+
+    def analyze_many(self, texts: Sequence[str]) -> List[List[Span]]:
+        """Batched with ``nlp.pipe``."""
+        return [self._spans(doc, doc.text) for doc in load_spacy(self.model).pipe(texts, batch_size=32)]
+
+    def _spans(self, doc: Any, text: str) -> List[Span]:
         out = []
         for ent in doc.ents:
             cat = LABEL_MAP.get(ent.label_)

@@ -1,0 +1,187 @@
+"""Free-text identifiers that have a recognisable shape: street addresses (one span each, with flat, postcode
+and city), organisations by legal form or institution word, ages, and places after a residence cue."""
+from __future__ import annotations
+
+import re
+from typing import List
+
+from ..spans import Span
+
+_CAP = r"[A-ZÀ-ÞĀ-ſ][\w'’.-]*"
+_STREET_SUFFIX = (r"Street|St\.?|Road|Rd\.?|Avenue|Ave\.?|Lane|Ln\.?|Way|Drive|Dr\.?|Rise|Close|Court|Ct\.?|Place|Pl\.?|"
+                  r"Square|Sq\.?|Terrace|Crescent|Grove|Gardens|Parkway|Pkwy|Boulevard|Blvd\.?|Highway|Hwy|Circle|Cir\.?|"
+                  r"Trail|Row|Hill|Walk|Mews|Park|Green|Corners?|Springs?|Cliffs?|Creek|Crossing|Heights|Meadows?|"
+                  r"Ports?|Ridge|Squares|Stravenue|Parkways|Plains?|Views?|Villages?|Ville|Wells?|Mountains?|Estates?|"
+                  r"Falls|Ferry|Fields|Flats|Forks?|Harbors?|Haven|Islands?|Junction|Keys?|Knolls?|Landing|Light|"
+                  r"Lodge|Manor|Mills?|Orchard|Pass|Pines?|Points?|Prairie|Ranch|Shoals?|Shores?|Skyway|Spur|Station|"
+                  r"Summit|Throughway|Trace|Track|Tunnel|Turnpike|Union|Valleys?|Viaduct|Vista|Causeway|Bypass|Branch|"
+                  r"Brook|Burg|Camp|Canyon|Cape|Center|Common|Cove|Curve|Dale|Dam|Divide|Expressway|Extension|Fort|"
+                  r"Freeway|Glen|Harbor|Inlet|Isle|Lakes?|Loaf|Loop|Mall|Motorway|Neck|Oval|Overpass|Pike|Plaza|Radial|"
+                  r"Ramp|Rapids?|Rest|Route|Run|Shoal|Stream|Trafficway|Underpass|Alley|Arcade|Bluffs?|Bottom|Bridge|"
+                  r"Brooks|Burgs|Islands|Lock|Locks|Port|Well")
+_STREET_LEAD = (r"rue|avenue|av\.|boulevard|bd|chemin|impasse|allée|place|quai|route|via|viale|piazza|corso|vicolo|"
+                r"largo|calle|camino|avenida|paseo|plaza|ronda|carrer|rua|travessa|estação|praça|largo|alameda|"
+                r"ul\.|ulica|al\.|aleja|pl\.|plac|os\.|osiedle|jardim|rodovia|vila|setor|quadra|lote")
+_DE_SUFFIX = (r"straße|strasse|str\.|weg|gasse|platz|allee|ring|damm|ufer|chaussee|steig|pfad|laan|straat|gracht|"
+              r"plein|kade|singel|dijk|gatan|vägen|gränd|väg|stig|backe|torg|plan|gade|vej|veien|gata")
+_POSTCODE = (r"\d{5}(?:-\d{3,4})?|\d{4}\s?[A-Z]{2}|\d{2}-\d{3}|\d{3}\s?\d{2}|\d{4}|"
+             r"[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}")
+_CITY = rf"{_CAP}(?:[ -](?:{_CAP}|sur|am|an|der|de|la|le|di|del|op|aan|upon|on|in|im)){{0,4}}"
+_TAIL = (rf"(?:,?\s*(?:Apt\.?|Apartment|Suite|Ste\.?|Unit|Flat|Floor|Piso|Piano|Puerta|Etage|Stock|bus|Bus)\s*\w+)?"
+         rf"(?:,\s*(?:(?:{_POSTCODE})\s+{_CITY}(?:\s+{_CAP})?|{_CITY}(?:,\s*[A-Z]{{2}})?\s+(?:{_POSTCODE})|{_CITY}"
+         rf"(?:,\s*[A-Z]{{2}}\s+\d{{5}}(?:-\d{{4}})?)?))?(?:,?\s+(?:{_POSTCODE})(?!\w))?")
+_FLAT = r"(?:(?i:flat|apt\.?|apartment|unit|suite)\s*\d+\w?,?\s+)?"
+_ADDRESS = re.compile("|".join([
+    # "17 Larkspur Rise", "90, rue Allard", "4417 W Olive Ave"
+    rf"{_FLAT}\b\d{{1,5}}[A-Za-z]?(?:[-/]\d+)?,?\s+(?:(?:{_CAP}|[NSEW]\.?)\s+){{0,4}}(?:{_STREET_SUFFIX})\b{_TAIL}",
+    rf"{_FLAT}\b\d{{1,5}}[A-Za-z]?,?\s+(?i:{_STREET_LEAD})\s+(?:[\w'’.-]+\s+){{0,4}}?[\w'’.-]+{_TAIL}",
+    # "Klosterstraße 12", "Carlijnweg 03", "Songül-Heinrich-Platz 98/32"
+    rf"\b(?:{_CAP}[ -]){{0,3}}[\w'’-]*(?i:{_DE_SUFFIX})\s+\d{{1,5}}[a-z]?(?:\s?[-/]\s?\d+[a-z]?)?{_TAIL}",
+    # "Piazza Lazzaro, 35", "Calle de X 40", "ul. Jadwigi 978", "aleja Maczka 67/01"
+    rf"\b(?i:{_STREET_LEAD})\s+(?:[\w'’.-]+\s+){{0,4}}?[\w'’.-]+,?\s+\d{{1,5}}[A-Za-z]?(?:[-/]\d+)?{_TAIL}",
+    # Cyrillic: "ул. Ленина, д. 5, кв. 3", "пр. Тукая, д. 728"
+    r"(?:(?:г\.|с\.|пос\.|клх|д\.|ст\.|п\.|м\.|смт)\s*[А-ЯЁІЇЄҐ][\w-]*,\s*)?(?:ул\.|улица|пр\.|просп\.|проспект|пер\.|"
+    r"переулок|ш\.|шоссе|шосе|бул\.|бульвар|наб\.|пл\.|вул\.|вулиця|пров\.|тупик|алея|площа|майдан)\s*[^,\n]{2,40},\s*"
+    r"(?:д\.|дом|буд\.)\s*\d+\w*(?:[,/]?\s*(?:кв\.|корп\.|стр\.|к\.)\s*\d+)*(?:,\s*[^,\n]{2,30})?(?:,\s*\d{5,6})?",
+    # Han: "上海市徐汇区漕溪北路88号"
+    r"[\u4e00-\u9fff]{1,12}?(?:省|市|区|县|镇|乡|村|路|街|道|巷|里)[\u4e00-\u9fff\w]{0,20}?\d+[\w\u4e00-\u9fff]{0,6}?"
+    r"(?:号|座|栋|室|楼|幢)(?:[\w\u4e00-\u9fff]{0,8}?(?:室|楼|座|号))?(?:\s*\d{6})?",
+    # Japanese: prefecture + municipality + block numbers
+    r"[\u4e00-\u9fff]{1,4}(?:都|道|府|県)[\u3040-\u30ff\u4e00-\u9fff]{1,12}?(?:市|区|町|村|郡)[\u3040-\u30ff\u4e00-\u9fff\d\-−ー\s丁目番地号]{1,30}",
+    # Korean: "부산광역시 도봉구 강남대로 475-74"
+    r"[가-힣]+(?:도|시)\s[가-힣]+(?:시|군|구)(?:\s[가-힣]+(?:시|군|구|읍|면|동))?\s[가-힣\d]+(?:로|길)\s?\d+(?:-\d+)?"
+    r"(?:\s\([^)]{1,20}\))?",
+]))
+_LEGAL_FORM = (r"Ltd\.?|Limited|LLC|L\.L\.C\.|Inc\.?|Incorporated|PLC|plc|LLP|Corp\.?|Corporation|Co\.|GmbH|AG|KG|"
+               r"e\.V\.|SE|S\.A\.S?\.?|SA|SAS|SARL|S\.à r\.l\.|S\.p\.A\.|SpA|s\.r\.l\.|S\.r\.l\.|S\.L\.|SL|S\.C\.|s\.c\.|"
+               r"Sp\. z o\.o\.|sp\. z o\.o\.|B\.V\.|BV|N\.V\.|NV|AB|A/S|ApS|AS|ASA|Oy|Oyj|Ltda\.?|S/A|A\.Ş\.|Kft\.|"
+               r"s\.r\.o\.|a\.s\.|d\.o\.o\.|Pty|Group|Holding|Holdings|& Co\.?|and Sons|& Sons|Partners|"
+               r"Associates|Α\.Ε\.|Ε\.Π\.Ε\.|Ο\.Ε\.")
+_INSTITUTION = (r"University|Universit[äyé]t?|Université|Universidad|Università|Uniwersytet|Universiteit|Universidade|"
+                r"Üniversitesi|College|School|Primary|Academy|Akademie|Institute|Institut|Instituto|Istituto|Polytechnic|"
+                r"Gymnasium|Lycée|Hochschule|Hospital|Clinic|Klinik|Klinikum|Krankenhaus|Ziekenhuis|Hôpital|CHU|"
+                r"Ospedale|Policlinico|Medical Center|Medical Centre|Health Centre|Surgery|Practice|Pharmacy|"
+                r"Bank|Telecom|Robotics|Technologies|Solutions|Systems|Consulting|Logistics|Software|Labs?|Studios?|"
+                r"Foundation|Association|Society|Club")
+_ORG = re.compile("|".join([
+    rf"(?:{_CAP}(?:,\s|\s&\s|\s(?:and|und|et|e|y|i|en|och|ve)\s|[ -])){{0,4}}{_CAP},?\s(?:{_LEGAL_FORM})(?![\w])",
+    rf"{_CAP}, {_CAP} (?:and|und|et|e|y|i|en|och|ve) {_CAP}",
+    rf"(?:(?:St\.?|Saint|San|Santa)\s)?(?:{_CAP}\s){{0,3}}(?:{_INSTITUTION})(?:\s(?:of|de|di|du|der|des|for|für|van|del|"
+    rf"de la)\s{_CAP}(?:[ -]{_CAP}){{0,2}}|\s{_CAP}(?:[ -]{_CAP}){{0,2}})?",
+    rf"(?:{_INSTITUTION})\s(?:(?:of|de|di|du|der|des|for|für)\s)?[^\W\d_][\w'-]+",
+    r"(?:ООО|ОАО|ЗАО|ПАО|АО|ГК|НПО|ИП|ТОВ|ПрАТ|ПАТ|ФОП|ТзОВ)\s?[«\"“][^»\"”\n]{2,60}[»\"”]|"
+    r"(?:ООО|ОАО|ЗАО|ПАО|АО|ГК|НПО|ТОВ)\s[А-ЯЁІЇЄҐ][\w-]+(?:\s[А-ЯЁІЇЄҐ][\w-]+)*",
+    r"[\u4e00-\u9fff]{2,16}(?:有限公司|有限责任公司|股份有限公司|集团|公司)|(?:株式会社|有限会社)\s?[\u3040-\u30ff\u4e00-\u9fff]{1,12}|"
+    r"[\u3040-\u30ff\u4e00-\u9fff]{1,12}(?:株式会社|有限会社|保険|銀行)",
+    r"(?:\(유\)|\(주\)|유한회사|주식회사)\s?[가-힣]+|[가-힣]+\s?(?:유한회사|주식회사)",
+    r"[Α-ΩΆ-Ώ][\w-]+(?:\s[Α-ΩΆ-Ώ][\w-]+)*\s(?:Α\.Ε\.|Ε\.Π\.Ε\.|Ο\.Ε\.)(?:\s[Α-Ω\s]+)?",
+]))
+# An organisation named right after a work cue: "at Albuquerque", "bei Kreusel", "chez Legros".
+_WORK_ORG = re.compile(
+    rf"(?i:(?:work(?:s|ed|ing)?|employed|intern(?:ed)?|analyst|engineer|manager|job|role|position|applying|apply|"
+    rf"studied|study|employer|seller|company)(?:\s+\w+){{0,2}}?\s+(?:at|for|with|to|bei|chez|presso|en|w|bij|em|in)\s+|"
+    rf"\b(?:bei|chez|presso|pracuję w|trabajo en|trabalho na|werk bij)\s+|\b(?:employer|seller|company|firm)\s*:?\s+)"
+    rf"((?:{_CAP})(?:[ -](?:{_CAP}|&|and)){{0,3}})")
+_AGE = re.compile(
+    r"(?i:\b(?:aged|age|turns?|turning|is|am|i'm)\s+)(\d{1,3})(?=\s*(?:years?|yrs?|y/o|yo|,|\.|and|$|\s))|"
+    r"\b(\d{1,3})\s*(?:years?[- ]old|yrs?[- ]old|y/o|yo|jaar|jahre|jahren|ans|años|anni|lat|år|anos|yaş|года|лет|"
+    r"歳|岁|살)\b|\((\d{1,2})\)")
+_AGE_SUBJECT = re.compile(r"(?i)(?:\b(?:son|daughter|child|kid|baby|boy|girl|he|she|i|mother|father|mom|mum|dad|wife|"
+                          r"husband|boss|patient|grandma|grandpa|who|[A-Z][a-z]+)\s+(?:is|am|turns?|turning)\s+|"
+                          r"\b(?:aged|age|turns?|turning|i'm)\s+)$")
+_RESIDENCE = re.compile(
+    rf"(?i:\b(?:live|living|lives|lived|based|reside|residing|moved|moving|born|from|near|visit(?:ing)?|trip|"
+    rf"wohne|lebe|habite|vivo|abito|woon|mieszkam|bor)\s+(?:in|at|to|near|en|à|a|in der nähe von|w|i)?\s*|"
+    rf"\b(?:near|nahe|près de|cerca de|vicino a|bij|koło)\s+)({_CAP}(?:[ -]{_CAP}){{0,2}})")
+
+
+class AddressRecognizer:
+    """Street addresses as one LOC span each: number + street (+ flat, postcode, city, US state and ZIP) in
+    English, Romance, German/Dutch/Nordic, Polish and Portuguese forms; Cyrillic, Han, Japanese and Korean
+    address forms; UK postcodes on their own."""
+
+    name = "address"
+
+    def analyze(self, text: str) -> List[Span]:
+        out = [Span(m.start(), m.end(), "LOC", 0.85, "address:street") for m in _ADDRESS.finditer(text)
+               if m.end() - m.start() >= 6]
+        for m in re.finditer(r"(?<![\w-])[A-Z]{1,2}\d[A-Z\d]? \d[A-Z]{2}(?![\w-])", text):  # UK postcode
+            out.append(Span(m.start(), m.end(), "LOC", 0.8, "address:postcode"))
+        return out
+
+
+class OrganisationRecognizer:
+    """Organisations by legal form (Ltd, GmbH, S.A., Sp. z o.o., 有限公司, ООО «...»...), "X, Y and Z" firm
+    names, institutions (universities, schools, hospitals, banks...), and the capitalised name right after a
+    work cue ("worked at", "bei", "chez", "employer:")."""
+
+    name = "organisations"
+
+    def analyze(self, text: str) -> List[Span]:
+        out = [Span(m.start(), m.end(), "ORG", 0.75, "org:pattern") for m in _ORG.finditer(text)
+               if len(m.group().strip()) > 3]
+        out += [Span(m.start(1), m.end(1), "ORG", 0.7, "org:work_cue") for m in _WORK_ORG.finditer(text)]
+        return out
+
+
+class AgePlaceRecognizer:
+    """Ages ("34 years old", "she turns 50", "12 jaar", "(7)") as DEM, and places after a residence cue
+    ("I live in X", "near X", "wohne in X") as LOC."""
+
+    name = "age_place"
+
+    def analyze(self, text: str) -> List[Span]:
+        out = []
+        for m in _AGE.finditer(text):
+            g = next(i for i in (1, 2, 3) if m.group(i))
+            if g == 1 and not _AGE_SUBJECT.search(text[max(0, m.start(1) - 30):m.start(1)]):
+                continue
+            if g == 3 and not re.search(r"[A-Z][^\W\d_]+ $", text[max(0, m.start() - 30):m.start()]):
+                continue
+            if 0 < int(m.group(g)) <= 120:
+                out.append(Span(m.start(g), m.end(g), "DEM", 0.7, "age"))
+        out += [Span(m.start(1), m.end(1), "LOC", 0.65, "place:residence") for m in _RESIDENCE.finditer(text)]
+        return out
+
+
+_MON = (r"(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\.?|Januar|Februar|März|Juni|Juli|Oktober|Dezember|"
+        r"janvier|février|mars|avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre|enero|febrero|"
+        r"marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre|gennaio|febbraio|aprile|"
+        r"maggio|giugno|luglio|settembre|ottobre|dicembre|januari|februari|maart|mei|augustus")
+_EXTRA_DATE = re.compile(
+    rf"(?i:\b\d{{1,2}}\.?\s(?:{_MON})(?:\s\d{{4}})?\b|\b(?:{_MON})\s\d{{1,2}}(?:,?\s\d{{4}})?\b|"
+    rf"\b\d{{1,2}}\s(?:January|February|March|April|May|June|July|August|September|October|November|December)\b|"
+    rf"\b(?:19|20)\d{{2}}\s?[–-]\s?(?:19|20)?\d{{2}}\b)")
+_CLAUSE_PLACE = re.compile(rf"\b(?:in|near|nach|à|w|bij|aus|de|from)\s+({_CAP}(?:[ -]{_CAP}){{0,2}})(?=\s*(?:[.,;!?)]|\n|$))")
+
+
+class DateAndPlaceRecognizer:
+    """Dates the TAB patterns do not cover (abbreviated and French/German/Spanish/Italian/Dutch month names,
+    "3 June" without a year, year ranges) as DATETIME, and a capitalised place closing a clause after "in",
+    "near", "nach", "à"... ("... in Fulda.") as LOC."""
+
+    name = "date_place"
+
+    def analyze(self, text: str) -> List[Span]:
+        from .names import english_stop_words
+
+        out = [Span(m.start(), m.end(), "DATETIME", 0.7, "place:date") for m in _EXTRA_DATE.finditer(text)]
+        stop = english_stop_words()
+        for m in _CLAUSE_PLACE.finditer(text):
+            words = m.group(1).split()
+            if words[0].lower() not in stop and words[0].lower() not in _NOT_PLACES:
+                out.append(Span(m.start(1), m.end(1), "LOC", 0.6, "place:clause"))
+        return out
+
+
+_NOT_PLACES = frozenset((
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
+    "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "english", "french",
+    "german", "spanish", "italian", "dutch", "polish", "portuguese", "russian", "chinese", "japanese", "korean",
+    "arabic", "python", "java", "javascript", "excel", "word", "sql", "bash", "linux", "windows", "git", "docker",
+    "court", "article", "section", "paragraph", "chapter", "annex", "appendix", "part", "law", "act", "code",
+    "convention", "protocol", "government", "parliament", "europe", "total", "general", "particular", "practice",
+    "addition", "short", "fact", "summary", "order", "time", "advance", "case", "writing", "person", "private",
+    "public", "view", "question", "response", "reply", "absentia", "camera", "accordance", "respect", "spite",
+    "favour", "light", "force", "principle", "vain", "detention", "prison", "custody", "hospital", "school",
+))

@@ -1,0 +1,249 @@
+"""Person names in any case and script: a multilingual name list used with context.
+
+The list is every first and last name of Faker's person providers (about 110 locales, Latin, Cyrillic,
+Greek, Arabic, Devanagari, Han, Kana, Hangul...), loaded once.  A common word is never a name on its own:
+tokens that are stop words of any spaCy language are ignored, and a single name token counts only after a
+cue ("my name is", "hi", "dear", "my son", "Best,", titles...).  Two adjacent list names (first + last, any
+case: ``anna berg``, ``ANNA BERG``) are a name without a cue.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from functools import lru_cache
+from typing import FrozenSet, Iterable, List, Tuple
+
+from ..spans import Span
+
+_LATIN_WORD = r"[^\W\d_][^\W\d_'’-]*(?:[-'’][^\W\d_]+)*"
+# Cues after which the next 1-3 name-like tokens are a person (several languages).
+_CUES = (
+    r"my name is|my name's|i am|i'm|call me|hi|hello|hey|dear|thanks|thank you|best|regards|cheers|"
+    r"sincerely|yours|love|sign it|signed|attn|"
+    r"my (?:son|daughter|wife|husband|partner|mother|mum|mom|father|dad|boss|friend|colleague|intern|sister|brother|"
+    r"manager|landlord|tenant|neighbou?r|grandson|granddaughter|grandmother|grandfather|uncle|aunt|cousin|nephew|niece|"
+    r"child|kid|baby|fiancée?|girlfriend|boyfriend|teacher|doctor|client|patient|student|employee|assistant)|"
+    r"ich heiße|ich bin|hallo|liebe|lieber|grüße|gruß|je m'appelle|je suis|bonjour|salut|cher|chère|"
+    r"me llamo|hola|querid[oa]|estimad[oa]|saludos|mi chiamo|ciao|gentile|car[oa]|saluti|"
+    r"ik ben|ik heet|beste|groeten|nazywam się|jestem|cześć|meu nome é|olá|jag heter|hej|adım|merhaba|"
+    r"mr|mrs|ms|miss|mx|dr|prof|sir|madam|herr|frau|monsieur|madame|mme|mlle|maître|señor|señora|sr|sra|"
+    r"signor|signora|sig|dott|pan|pani|meneer|mevrouw|dhr|mevr"
+)
+_CUE_RE = re.compile(rf"(?i)(?<![\w])(?:{_CUES})\.?,?\s+$")
+_LETTER = r"(?:[^\W\d_]|[\u0300-\u036f\u0900-\u0dff])"
+_TOKEN = re.compile(rf"{_LETTER}+(?:[-'’]{_LETTER}+)*", re.UNICODE)
+_CYR_GREEK_NAME = re.compile(r"(?<![\w])[А-ЯЁІЇЄҐΑ-ΩΆΈΉΊΌΎΏ][а-яёіїєґα-ωάέήίόύώϊϋΐΰς'-]+"
+                             r"(?:\s+[А-ЯЁІЇЄҐΑ-ΩΆΈΉΊΌΎΏ][а-яёіїєґα-ωάέήίόύώϊϋΐΰς'-]+){1,2}(?![\w])")
+_CJK_HONORIFIC = re.compile(r"([\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7a3]{1,4}(?:\s[\u4e00-\u9fff\u3040-\u30ff]{1,3})?)"
+                            r"(?=さん|様|さま|先生|くん|ちゃん|先生|女士|小姐|老师|经理|님|씨)")
+
+
+def _names_of(provider: type, kind: str) -> List[str]:
+    """Every list of ``kind`` names ("first" or "last") a Faker person provider defines, whatever it calls
+    them (``last_names``, ``male_last_names``, ``unisex_last_names``...)."""
+    out: List[str] = []
+    for attr in dir(provider):
+        low = attr.lower()
+        if attr.startswith("_") or "name" not in low or not (kind in low or (kind == "last" and "surname" in low)):
+            continue
+        v = getattr(provider, attr, None)
+        if isinstance(v, dict):
+            out.extend(k for k in v.keys() if isinstance(k, str))
+        elif isinstance(v, (list, tuple)):
+            out.extend(n for n in v if isinstance(n, str))
+    return out
+
+
+@lru_cache(maxsize=1)
+def name_lists() -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """(first names, last names), lowercased, from every Faker person provider; multi-word entries are split."""
+    import faker.providers.person as person
+
+    first, last = set(), set()
+    for mod in pkgutil.iter_modules(person.__path__):
+        provider = getattr(importlib.import_module(f"faker.providers.person.{mod.name}"), "Provider", None)
+        if provider is None:
+            continue
+        for kind, acc in (("first", first), ("last", last)):
+            for n in _names_of(provider, kind):
+                acc.update(t.lower() for t in n.split() if len(t) > 1 or _is_cjk(t))
+    return frozenset(first), frozenset(last)
+
+
+@lru_cache(maxsize=1)
+def stop_words() -> FrozenSet[str]:
+    """Stop words of the languages users write in most (spaCy's lists) plus common English words that are
+    also given names or surnames."""
+    words = set()
+    for lang in ("en", "de", "fr", "es", "it", "nl", "pt", "pl", "sv", "tr", "ru", "da", "nb", "fi", "cs", "ro"):
+        try:
+            words.update(importlib.import_module(f"spacy.lang.{lang}.stop_words").STOP_WORDS)
+        except ImportError:
+            continue
+    words.update(_COMMON)
+    return frozenset(w.lower() for w in words)
+
+
+_COMMON = {
+    "will", "may", "june", "april", "august", "mark", "bill", "rose", "grace", "hope", "joy", "faith", "summer",
+    "long", "young", "white", "black", "brown", "green", "gray", "grey", "king", "little", "price", "rich", "day",
+    "love", "hall", "bank", "banks", "park", "lane", "street", "road", "hill", "wood", "woods", "field", "fields",
+    "stone", "rock", "river", "lake", "page", "case", "law", "court", "state", "judge", "major", "miller", "cook",
+    "baker", "carter", "hunter", "taylor", "mason", "bell", "bond", "cash", "chase", "dean", "drew", "frank",
+    "guy", "hardy", "holly", "iris", "ivy", "jack", "lance", "lee", "lily", "max", "miles", "norm", "pat", "penny",
+    "ray", "rob", "sandy", "skip", "sunny", "ted", "van", "von", "de", "la", "le", "di", "da", "del", "dos", "das",
+    "new", "old", "best", "good", "great", "fine", "help", "list", "data", "code", "test", "user", "admin", "root",
+    "server", "error", "info", "debug", "email", "phone", "name", "post", "get", "put", "set", "key", "token",
+    "file", "home", "read", "write", "run", "son", "daughter", "wife", "office", "house", "city", "town", "port",
+    "bay", "north", "south", "east", "west", "center", "centre", "mary", "christmas", "easter", "monday", "friday",
+    "sunday", "march", "january", "february", "july", "september", "october", "november", "december", "english",
+    "french", "german", "spanish", "italian", "dutch", "polish", "russian", "chinese", "japanese", "python", "java",
+    "ruby", "rust", "go", "swift", "dart", "julia", "hello", "thanks", "dear", "regards", "cheers", "sir", "madam",
+    "doctor", "nurse", "teacher", "boss", "intern", "applicant", "government", "article", "section", "paragraph",
+    "application", "applicants", "convention", "commission", "union", "european", "human", "rights", "republic",
+    "kingdom", "federation", "ministry", "police", "prison", "hospital", "university", "school", "college", "church",
+    "general", "public", "national", "regional", "district", "supreme", "constitutional", "appeal", "appeals",
+    "summary", "invoice", "contract", "table", "restaurant", "hotel", "visa", "passport", "account", "card",
+    "android", "apple", "amazon", "google", "windows", "linux", "excel", "word", "teams", "zoom", "slack", "git",
+}
+
+
+def _is_cjk(s: str) -> bool:
+    return any("\u3040" <= c <= "\u30ff" or "\u4e00" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7a3" for c in s)
+
+
+@lru_cache(maxsize=1)
+def _cjk_full_names() -> "re.Pattern[str]":
+    """Han/Kana/Hangul full names written as surname + given name (with or without a space)."""
+    first, last = name_lists()
+    lasts = sorted((n for n in last if _is_cjk(n)), key=len, reverse=True)
+    firsts = sorted((n for n in first if _is_cjk(n) and len(n) >= 2), key=len, reverse=True)
+    return re.compile(f"(?:{'|'.join(map(re.escape, lasts))})\\s?(?:{'|'.join(map(re.escape, firsts))})")
+
+
+class NameRecognizer:
+    """Person names the NER models miss: lowercase, ALL-CAPS and non-Latin names.
+
+    * two or more adjacent list names starting with a first name, in one case (``anna berg``, ``ANNA BERG``,
+      ``Lize de Boer`` with particles);
+    * one capitalised first name from the list inside a sentence ("saying that Birgitta will");
+    * one to three name-like tokens (list names in any case, or capitalised words) after a cue such as
+      "my name is", "Hi", "Dear", "Best,", "my son", or a title (Mr, Mme, Herr, Sra...);
+    * two or three capitalised Cyrillic or Greek words in a row;
+    * Han/Kana/Hangul surname + given name from the list; a short Han or Hangul run starting with a surname
+      in text of another script, or after 叫/是/给; any short run before an honorific (さん, 先生, 님).
+    """
+
+    name = "names"
+
+    def analyze(self, text: str) -> List[Span]:
+        first, last = name_lists()
+        stop, en_stop = stop_words(), english_stop_words()
+        known = first | last
+        out: List[Span] = []
+        tokens = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(text)]
+        n = len(tokens)
+
+        def case(t: str) -> str:
+            return "upper" if t.isupper() and len(t) > 1 else "title" if t[:1].isupper() else "lower"
+
+        def namey(t: str, head: bool) -> bool:
+            low = t.lower()
+            if low not in (first if head else known):
+                return False
+            if case(t) == "lower":
+                return low not in stop
+            return low not in (en_stop | _COMMON if head else en_stop)
+
+        i = 0
+        while i < n:
+            s, e, tok = tokens[i]
+            # a run of list names: first name + more names (particles allowed inside)
+            if namey(tok, True):
+                j, names = i + 1, 1
+                while j < n and _adjacent(text, tokens[j - 1][1], tokens[j][0]):
+                    t = tokens[j][2]
+                    if t.lower() in _PARTICLES and j + 1 < n and namey(tokens[j + 1][2], False) \
+                            and _adjacent(text, tokens[j][1], tokens[j + 1][0]):
+                        j += 1
+                        continue
+                    if not namey(t, False) or (case(t) != case(tok) and not t.lower() in _PARTICLES):
+                        break
+                    names += 1
+                    j += 1
+                if names >= 2:
+                    out.append(Span(s, tokens[j - 1][1], "PERSON", 0.75, "names:list"))
+                    i = j
+                    continue
+                # a lone capitalised first name inside a sentence
+                before = text[max(0, s - 3):s]
+                if case(tok) == "title" and len(tok) >= 3 and tok.lower() not in stop and i > 0 \
+                        and not re.search(r"[.!?:\n\"“(]\s*$|^\s*$", before):
+                    out.append(Span(s, e, "PERSON", 0.6, "names:first"))
+                    i += 1
+                    continue
+            cue = _CUE_RE.search(text[max(0, s - 30):s])
+            if cue and tok.lower() not in stop and not tok.isdigit():
+                j = i
+                while j < n and j - i < 3 and (j == i or _adjacent(text, tokens[j - 1][1], tokens[j][0])):
+                    t = tokens[j][2]
+                    if t.lower() in stop or not (t.lower() in known or t[:1].isupper()):
+                        break
+                    j += 1
+                signoff = _SIGNOFF.search(cue.group()) and re.match(r"\s*(?:$|['\"”’\n!.])", text[e:])
+                if j == i and signoff:
+                    j = i + 1
+                if j > i:
+                    out.append(Span(s, tokens[j - 1][1], "PERSON", 0.7, "names:cue"))
+                    i = j
+                    continue
+            i += 1
+        for m in _CYR_GREEK_NAME.finditer(text):
+            out.append(Span(m.start(), m.end(), "PERSON", 0.7, "names:cyrillic_greek"))
+        if _is_cjk(text):
+            out.extend(_cjk_names(text, last))
+        return out
+
+
+_PARTICLES = frozenset(("de", "da", "do", "das", "dos", "del", "della", "di", "du", "van", "von", "der", "den", "ten",
+                        "ter", "le", "la", "bin", "binti", "al", "el", "y", "e", "zu", "op"))
+_SIGNOFF = re.compile(r"(?i)thanks|thank you|best|regards|cheers|love|sincerely|yours|sign")
+_HAN_RUN = re.compile(r"[\u4e00-\u9fff]{2,4}")
+_HANGUL_RUN = re.compile(r"[\uac00-\ud7a3]{2,4}")
+_HAN_CUE = re.compile(r"(?:叫|是|给|名字是|姓名[:：]?|联系人[:：]?|致)([\u4e00-\u9fff]{2,4})")
+
+
+def _cjk_names(text: str, last: FrozenSet[str]) -> List[Span]:
+    out = [Span(m.start(), m.end(), "PERSON", 0.7, "names:cjk_list") for m in _cjk_full_names().finditer(text)]
+    out += [Span(m.start(1), m.end(1), "PERSON", 0.7, "names:cjk_honorific") for m in _CJK_HONORIFIC.finditer(text)]
+    for pattern, script in ((_HAN_RUN, r"[\u4e00-\u9fff\u3040-\u30ff]"), (_HANGUL_RUN, r"[\uac00-\ud7a3]")):
+        for m in pattern.finditer(text):
+            around = text[max(0, m.start() - 12):m.start()] + text[m.end():m.end() + 12]
+            if re.search(script, around) is None and (m.group()[:1] in last or m.group()[:2] in last):
+                out.append(Span(m.start(), m.end(), "PERSON", 0.65, "names:cjk_isolated"))
+    for m in _HAN_CUE.finditer(text):
+        run = m.group(1)
+        if run[:1] in last or run[:2] in last:
+            out.append(Span(m.start(1), m.end(1), "PERSON", 0.65, "names:cjk_cue"))
+    return out
+
+
+@lru_cache(maxsize=1)
+def english_stop_words() -> FrozenSet[str]:
+    """spaCy's English stop words (function words), lowercased."""
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    return frozenset(w.lower() for w in STOP_WORDS)
+
+
+def _adjacent(text: str, end: int, start: int) -> bool:
+    gap = text[end:start]
+    return len(gap) <= 2 and gap.strip(" ") in ("",) or gap in (" ", "  ", "-")
+
+
+def _consistent_case(tokens: List[str]) -> bool:
+    """All tokens capitalised, all lower case or all upper case (not "Will long")."""
+    if all(t.islower() for t in tokens) or all(t.isupper() for t in tokens):
+        return True
+    return all(t[:1].isupper() for t in tokens)
