@@ -5,7 +5,7 @@ import pytest
 from pydantic import ValidationError
 
 from cloud_edge_privacy.desensitization import get_operator
-from cloud_edge_privacy.desensitization.base import PURE, validate_params
+from cloud_edge_privacy.desensitization.base import HEURISTIC, PURE, validate_params
 from cloud_edge_privacy.desensitization.policy import DEFAULT_DOCUMENT_EPSILON, DEFAULT_VALUE_EPSILON
 from cloud_edge_privacy.randomness import Randomness
 from cloud_edge_privacy.spans import Span
@@ -31,13 +31,14 @@ def test_routes_by_level_and_charges_small_epsilon_per_value():
     assert "Anna Berg" not in r.text and "Oslo" not in r.text and "5,000" not in r.text
     # three QUANTITY values at ε = 1 each (the old table spent 100-1000 per value)
     assert r.epsilon_by_kind() == {PURE: pytest.approx(3.0)}
-    assert all(c.privacy_map.epsilon == 1.0 for c in r.charges)
+    assert all(c.privacy_map.epsilon == 1.0 for c in r.charges if c.privacy_map.kind == PURE)
+    assert {c.privacy_map.kind for c in r.charges} <= {PURE, HEURISTIC}     # pseudonyms say they are heuristic
 
 
 def test_epsilon_parameter_is_used_not_dropped():
     r = get_operator("adaptive", epsilon=0.25)(TEXT, SPANS, Randomness.benchmark(2), "d")
     assert r.epsilon_by_kind() == {PURE: pytest.approx(0.75)}
-    assert {c.privacy_map.epsilon for c in r.charges} == {0.25}
+    assert {c.privacy_map.epsilon for c in r.charges if c.privacy_map.kind == PURE} == {0.25}
 
 
 def test_document_cap_holds_however_many_numbers():
@@ -75,3 +76,15 @@ def test_deployment_mode_is_not_reproducible_benchmark_is():
     op = get_operator("adaptive", policy={2: "dp_numbers", 3: "dp_numbers", 5: "suppression"})
     assert len({op(TEXT, SPANS, dep, "d").text for _ in range(10)}) > 1
     assert len({op(TEXT, SPANS, Randomness.benchmark(4), "d").text for _ in range(3)}) == 1
+
+
+def test_generalization_on_the_new_protocol_drops_words_that_are_not_units():
+    text = "He lives at 15 Baker Street, London, owes EUR 48,000 and sued the Ankara Administrative Court."
+    spans = spans_of(text, [("15 Baker Street, London", "QUANTITY"), ("EUR 48,000", "QUANTITY"),
+                            ("Ankara Administrative Court", "ORG")])
+    r = get_operator("generalization")(text, spans, Randomness.deployment(b"k" * 32), "d")
+    assert "Baker" not in r.text and "London" not in r.text and "15" not in r.text
+    assert "between 10,000 and 100,000 EUR" in r.text and "sued the court" in r.text.lower()
+    assert r.charges == []                         # deterministic and heuristic: no ε is claimed
+    with pytest.raises(ValidationError):
+        validate_params("generalization", {"date_level": "week"})

@@ -306,3 +306,13 @@ def test_metric_dp_words_same_mechanism_for_every_word_and_metric_charges():
     assert all(c.privacy_map.kind == METRIC for c in hi.charges) and len(hi.charges) == 2
     assert hi.epsilon_by_kind() == {METRIC: 10000.0}
     assert "nurse" not in lo.text and "[" not in lo.text and len(lo.masks()) == 2
+
+
+def test_uniform_ldp_touches_every_word_selective_only_entities():
+    text = "Anna Berg has a fever and a cough."
+    rand = Randomness.benchmark(0)
+    uni = get_operator("uniform_ldp", epsilon=1.0)(text, [Span(0, 9, "PERSON")], rand, "d")
+    sel = get_operator("metric_dp_words", epsilon=1.0)(text, [Span(0, 9, "PERSON")], rand, "d")
+    assert sel.text.endswith("has a fever and a cough.") and "Anna" not in sel.text
+    assert len(uni.replacements) == 8 and uni.text != text
+    assert uni.epsilon_by_kind()[METRIC] == 7.0 and sel.epsilon_by_kind()[METRIC] == 2.0   # distinct words
