@@ -69,15 +69,19 @@ def _f(x: str) -> float:
 
 def _stacked_barh(plt, path: str, labels: List[str], series: Dict[str, List[float]], xlabel: str, title: str,
                   colors: Dict[str, str] | None = None) -> None:
-    fig, ax = plt.subplots(figsize=(8, 0.5 * len(labels) + 1.8))
+    fig, ax = plt.subplots(figsize=(9, 0.4 * len(labels) + 2.2))
     left = [0.0] * len(labels)
+    pos = list(range(len(labels)))
     for name, values in series.items():
         if any(values):
-            ax.barh(labels, values, left=left, label=name, color=(colors or {}).get(name))
+            ax.barh(pos, values, left=left, label=name, color=(colors or {}).get(name))
             left = [a + b for a, b in zip(left, values)]
+    ax.set_yticks(pos, labels, fontsize=8)
+    ax.invert_yaxis()  # first test case on top, as in the leaderboard
     ax.set_xlabel(xlabel)
     ax.set_title(title)
-    ax.legend(fontsize=7, loc="lower right")
+    # the legend sits outside the bars, so it never hides one
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -88,9 +92,13 @@ def _method_and_eps(row: Dict[str, str]) -> tuple:
     return row.get("cloudmodel-privacy_method") or row.get("algorithm", "?"), ("" if eps in (None, "", "None") else eps)
 
 
+def _eps_value(eps: str) -> float:
+    return _f(eps) if eps else math.nan
+
+
 def _privacy_utility(plt, path: str, cases: List[Dict], apr: List[Dict]) -> bool:
-    """SELS against APR (left; the baseline sits at APR 1) and against 1 - CPP (right), one colour per
-    method, each point labelled with its epsilon."""
+    """SELS against APR (left; the baseline sits at APR 1) and against 1 - CPP (right): colour = method,
+    marker size = ε (legend), so no text is drawn next to the points and nothing can overlap."""
     apr_by_label = {r["label"]: r["apr_similarity"] for r in apr}
     panels = []
     if apr_by_label:
@@ -100,34 +108,32 @@ def _privacy_utility(plt, path: str, cases: List[Dict], apr: List[Dict]) -> bool
         panels.append(("similarity of the sent text to the original (1 - CPP)", lambda c: 1.0 - _f(c["row"].get("cpp"))))
     if not panels:
         return False
-    fig, axes = plt.subplots(1, len(panels), figsize=(6.2 * len(panels), 4.8), squeeze=False)
-    methods = sorted({_method_and_eps(c["row"])[0] for c in cases})
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.6 * len(panels) + 2.2, 4.8), squeeze=False)
+    methods = list(dict.fromkeys(_method_and_eps(c["row"])[0] for c in cases))
     colors = {m: plt.get_cmap("tab10")(i % 10) for i, m in enumerate(methods)}
+    eps_levels = sorted({_eps_value(_method_and_eps(c["row"])[1]) for c in cases} - {math.nan},
+                        key=lambda e: e)
+    eps_levels = [e for e in eps_levels if not math.isnan(e)]
+    size = lambda eps: 30.0 if math.isnan(eps) else 25.0 + 130.0 * (eps_levels.index(eps) + 1) / len(eps_levels)  # noqa: E731
     drawn = False
     for ax, (ylabel, y_of) in zip(axes[0], panels):
-        seen = set()
-        # points of one method at the same place get one annotation ("ε=1,8"), so labels do not pile up
-        notes: Dict[tuple, List[str]] = defaultdict(list)
         for c in cases:
             x, y = _f(c["row"].get("sels")), y_of(c)
             if math.isnan(x) or math.isnan(y):
                 continue
             method, eps = _method_and_eps(c["row"])
-            ax.scatter(x, y, color=colors[method], label=None if method in seen else method, s=28, alpha=0.8)
-            seen.add(method)
-            if eps:
-                notes[(round(x, 3), round(y, 3), method)].append(eps)
+            ax.scatter(x, y, color=colors[method], s=size(_eps_value(eps)), alpha=0.6, edgecolors="black",
+                       linewidths=0.4)
             drawn = True
-        for k, ((x, y, _), eps_list) in enumerate(sorted(notes.items())):
-            ax.annotate("ε=" + ",".join(dict.fromkeys(eps_list)), (x, y), fontsize=6,
-                        xytext=(4, 4 + 7 * (k % 3)), textcoords="offset points")
         ax.set_xlabel("SELS: sensitivity-weighted leakage (lower is more private)")
-        ax.set_ylabel(ylabel)
+        ax.set_ylabel(ylabel, fontsize=9)
         ax.grid(alpha=0.3)
-        if seen:
-            ax.legend(fontsize=7)
-    fig.suptitle("Privacy-utility frontier")
-    fig.tight_layout()
+    handles = [plt.Line2D([], [], marker="o", linestyle="", color=colors[m], label=m) for m in methods]
+    handles += [plt.scatter([], [], s=size(e), color="lightgray", edgecolors="black", linewidths=0.4,
+                            label=f"ε={e:g}") for e in eps_levels]
+    fig.legend(handles=handles, loc="center right", fontsize=7, frameon=False)
+    fig.suptitle("Privacy-utility frontier (colour: method, size: ε)")
+    fig.tight_layout(rect=(0, 0, 1 - 1.9 / (5.6 * len(panels) + 2.2), 1))
     if drawn:
         fig.savefig(path, dpi=110)
     plt.close(fig)
