@@ -61,6 +61,7 @@ def test_originals_are_hidden_and_formats_kept():
     assert full.startswith("Ms ") and full.endswith(" " + surname)  # "Berg" alone gets the same surname
     code = r.replacements[4].replacement
     assert re.fullmatch(r"\d{5}/\d{2}", code) and code != "36110/97"
+    assert r.charges == [] and r.epsilon_by_kind() == {}          # keyed, not DP: no ε is claimed
 
 
 def test_same_value_same_surrogate_in_every_document_and_call_under_one_key():

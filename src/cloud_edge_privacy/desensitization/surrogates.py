@@ -85,7 +85,8 @@ class NameSource:
 
     ``draw(kind, seed, attempt)`` is a pure function of its arguments (and the Faker version): Faker is
     re-seeded with the keyed ``seed`` under a lock before every draw.  ``kind`` is one of ``first``,
-    ``first_female``, ``first_male``, ``last``, ``city``, ``country``, ``company``, ``street``, ``nationality``.  Without Faker (or
+    ``first_female``, ``first_male``, ``last``, ``city``, ``country``, ``company``, ``street``,
+    ``nationality``.  Without Faker (or
     after many rejected attempts) the invented pools and then invented names are used, so there is always
     another candidate.
     """
@@ -160,7 +161,8 @@ class NameSource:
 
 # -- format-preserving codes and numbers ----------------------------------------------------------------
 
-_DIGITS, _UPPER, _LOWER, _HEX = "0123456789", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz", "0123456789ABCDEF"
+_DIGITS, _HEX = "0123456789", "0123456789ABCDEF"
+_UPPER, _LOWER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz"
 EMAIL_RE = re.compile(r"(?P<local>[^\s@]+)@(?P<domain>[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)")
 URL_RE = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?:(?P<user>[^\s@/]*)@)?(?P<host>[^\s:/?#]+)"
                     r"(?P<port>:\d+)?(?P<rest>[/?#]\S*)?")
