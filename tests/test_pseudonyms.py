@@ -211,6 +211,19 @@ def test_every_date_format_moves_consistently(surface, pattern):
     assert restore_answer(new, r) == surface
 
 
+def test_ranges_times_and_undated_spans():
+    text = "Held from 3-5 May 1961 at 10:30; it lasted seven years; see the 1960s."
+    spans = spans_for(text, [("3-5 May 1961 at 10:30", "DATETIME"), ("seven years", "DATETIME"),
+                             ("the 1960s", "DATETIME")])
+    r = op()(text, spans, dep(), "doc-3")
+    moved = sur_of(r, "3-5 May 1961 at 10:30")
+    assert re.fullmatch(r"\d{1,2}-\d{1,2} [A-Z][a-z]+ \d{4} at \d{1,2}:\d{2}", moved)
+    assert "1961" not in moved and "10:30" not in moved and "May" not in moved
+    assert re.fullmatch(r"the \d{3}0s", sur_of(r, "the 1960s")) and sur_of(r, "the 1960s") != "the 1960s"
+    assert re.fullmatch(r"\[DATETIME_\d{4}\]", sur_of(r, "seven years"))
+    assert restore_answer(r.text, r) == text
+
+
 def test_a_date_written_back_in_another_format_is_restored_to_the_original():
     text = "The applicant was born on 3 May 1961."
     r = op()(text, spans_for(text, [("3 May 1961", "DATETIME")]), dep(), "doc-2")

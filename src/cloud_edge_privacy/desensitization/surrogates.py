@@ -98,6 +98,7 @@ class NameSource:
         self.ascii_only = ascii_only
         self._fakers: Dict[str, Any] = {}
         self._genders: Optional[Dict[str, str]] = None
+        self._countries: Optional[frozenset] = None
         self._lock = threading.Lock()
         try:
             import faker  # noqa: F401
@@ -129,8 +130,11 @@ class NameSource:
         """Whether ``name`` is a country (by Faker's English country list)."""
         if not self._has_faker:
             return False
-        from faker.providers.address.en_US import Provider
-        return " ".join(name.split()).lower() in {c.lower() for c in Provider.countries}
+        with self._lock:
+            if self._countries is None:
+                from faker.providers.address.en_US import Provider
+                self._countries = frozenset(c.lower() for c in Provider.countries)
+        return " ".join(name.split()).lower() in self._countries
 
     def _faker(self, locale: str) -> Any:
         if locale not in self._fakers:
