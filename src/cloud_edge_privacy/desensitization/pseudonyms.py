@@ -62,7 +62,8 @@ PSEUDONYM_PRIVACY = PrivacyMap(
     protects=("the values' surface forms against anyone without the key; not their format, their repetitions in "
               "a scope, or intervals between dates of one scope (one known true date reveals that scope's shift)"))
 MAX_ATTEMPTS = 400
-DATE_SHIFT_ATTEMPTS = 8
+DATE_SHIFT_ATTEMPTS = 32
+_CLASH_WEIGHT = {"full": 100, "month_year": 10, "day_month": 10}
 
 
 def _is_name_token(s: str) -> bool:
@@ -433,8 +434,9 @@ class ConsistentPseudonyms:
     # -- dates -------------------------------------------------------------------------------------------
     def _settle_dates(self, spans: Sequence[Span], surface: Dict[Span, str], vault: PseudonymVault,
                       rand: Randomness, scope: str) -> Dict[str, Tuple[str, list]]:
-        """One keyed shift per scope; among the first few keyed shifts, the first whose surrogates say nothing
-        the document already says (fewest such collisions otherwise)."""
+        """One keyed shift per scope: among the first keyed shifts, the first whose surrogates say nothing the
+        document already says (otherwise the one with the fewest such clashes, a whole date counting most), so a
+        model's answer that repeats a genuine date of the document is not "restored" into another one."""
         distinct = sorted({_norm(surface[s]): surface[s] for s in spans}.items())
         best: Optional[Tuple[int, Dict[str, Tuple[str, list]]]] = None
         for attempt in range(DATE_SHIFT_ATTEMPTS):
@@ -448,7 +450,8 @@ class ConsistentPseudonyms:
                 if not parts or _norm(sur) == norm:
                     result[norm] = (None, [])  # placeholder later
                     continue
-                clashes += vault.doc.says(sur) + sum(vault.doc.says(p.surrogate) for p in parts)
+                clashes += 100 * vault.doc.says(sur) + sum(_CLASH_WEIGHT.get(p.kind, 1) * vault.doc.says(p.surrogate)
+                                                            for p in parts)
                 result[norm] = (sur, parts)
             if best is None or clashes < best[0]:
                 best = (clashes, result)
