@@ -211,6 +211,16 @@ def test_every_date_format_moves_consistently(surface, pattern):
     assert restore_answer(new, r) == surface
 
 
+def test_a_genuine_date_of_the_document_is_never_a_surrogate():
+    alone = op()("Born on 3 May 1961.", [Span(8, 18, "DATETIME")], dep(), "doc-5")
+    natural = sur_of(alone, "3 May 1961")           # what the first keyed shift of this scope gives
+    text = f"Born on 3 May 1961. The decision of {natural} was not annotated."
+    r = op()(text, [Span(8, 18, "DATETIME")], dep(), "doc-5")
+    assert sur_of(r, "3 May 1961") != natural       # another keyed shift is taken
+    assert restore_answer(f"The decision of {natural} stands.", r) == f"The decision of {natural} stands."
+    assert restore_answer(r.text, r) == text
+
+
 def test_ranges_times_and_undated_spans():
     text = "Held from 3-5 May 1961 at 10:30; it lasted seven years; see the 1960s."
     spans = spans_for(text, [("3-5 May 1961 at 10:30", "DATETIME"), ("seven years", "DATETIME"),
