@@ -145,6 +145,15 @@ def test_a_multiword_candidate_carrying_a_name_of_the_document_is_refused():
     assert not vault.acceptable("Hansen & Sons", multiword_ok=True, exact=False)   # a person surrogate inside
 
 
+def test_places_keep_their_shape():
+    text = "He moved from Wesel, Germany to the Netherlands."
+    r = op()(text, spans_for(text, [("Wesel, Germany", "LOC"), ("the Netherlands", "LOC")]), dep(), "d")
+    city, country = sur_of(r, "Wesel, Germany").split(", ")
+    assert op().names.is_country(country) and country != "Germany" and city != "Wesel"
+    assert op().names.is_country(sur_of(r, "the Netherlands")) and "Netherlands" not in r.text
+    assert restore_answer(r.text, r) == text
+
+
 def test_organisation_and_place_surrogates_carry_no_name_of_the_document():
     text = "Berg sued Berg Holdings in the Oslo District Court and lost in Oslo."
     spans = spans_for(text, [("Berg", "PERSON"), ("Berg Holdings", "ORG"), ("Oslo District Court", "ORG"),

@@ -348,9 +348,17 @@ class ConsistentPseudonyms:
             if "," in body and not city:
                 return None
             return " ".join(x for x in (number, street) if x) + (f", {city}" if city else "")
-        kind = "country" if self.names.is_country(body) else "city"
-        value = self.names.draw(kind, seed, attempt)
-        return article + value if value else None
+        parts = [p.strip() for p in body.split(",")]
+        out = []
+        for i, part in enumerate(parts):  # "Wesel, Germany" -> another city, another country
+            if not part:
+                return None
+            kind = "country" if self.names.is_country(part) else "city"
+            value = self.names.draw(kind, seed ^ (0x5A5A * i), attempt)
+            if not value:
+                return None
+            out.append(value)
+        return ("" if self.names.is_country(parts[0]) else article) + ", ".join(out)
 
     def _organisation(self, surface: str, seed: int, attempt: int) -> Optional[str]:
         body = re.sub(r"(?i)^the\s+", "", surface.strip())
