@@ -25,7 +25,8 @@ import functools
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple
+from types import MappingProxyType
+from typing import Any, Dict, List, Literal, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
@@ -90,7 +91,7 @@ class NumericAttribute:
         return f"{self.name} ({unit} in [{self.lo:g}, {self.hi:g}], Δ = {self.sensitivity:g})"
 
 
-ATTRIBUTES: Dict[str, NumericAttribute] = {
+ATTRIBUTES: Mapping[str, NumericAttribute] = MappingProxyType({
     "year": NumericAttribute("year", 1900, 2030),
     "day": NumericAttribute("day", 1, 31),
     "age": NumericAttribute("age", 0, 120),
@@ -98,7 +99,7 @@ ATTRIBUTES: Dict[str, NumericAttribute] = {
     "percent": NumericAttribute("percent", 0, 100, integer=False),
     "count": NumericAttribute("count", 0, 1000),
     "amount": NumericAttribute("amount", 0, 9, log_scale=True, integer=False),   # 1 .. 10^9
-}
+})
 
 
 def laplace_map(epsilon: float, attr: NumericAttribute) -> PrivacyMap:
@@ -159,9 +160,8 @@ def _noise_number(x: float, attr: NumericAttribute, eps: float, gaussian: bool, 
 
 # -- templates: which parts of a span are released by which mechanism --------------------------------
 
-_MONTH_ABBR = {m[:3].lower(): i for i, m in enumerate(MONTHS)}
-_MONTH_ABBR["sept"] = 8
-_MONTH_NAMES = {m.lower(): i for i, m in enumerate(MONTHS)}
+_MONTH_ABBR: Mapping[str, int] = MappingProxyType({**{m[:3].lower(): i for i, m in enumerate(MONTHS)}, "sept": 8})
+_MONTH_NAMES: Mapping[str, int] = MappingProxyType({m.lower(): i for i, m in enumerate(MONTHS)})
 _TOKEN = re.compile(
     r"(?P<num>\d+(?:[.,]\d+)*)(?P<suffix>st|nd|rd|th|s)?(?![A-Za-z\d])"
     r"|(?P<word>[A-Za-z]+\.?)"
@@ -172,7 +172,7 @@ _DATE_TOKEN = re.compile(   # in dates a dot or comma separates numbers ("15.03.
     r"|(?P<word>[A-Za-z]+\.?)"
     r"|(?P<other>[^\dA-Za-z]+)"
     r"|(?P<bad>.)", re.S)
-CURRENCIES = {
+CURRENCIES = frozenset({
     "eur", "euro", "euros", "usd", "dollar", "dollars", "gbp", "pound", "pounds", "sterling", "chf", "franc",
     "francs", "dem", "mark", "marks", "deutschmark", "deutschmarks", "frf", "itl", "lira", "lire", "try",
     "trl", "rub", "rouble", "roubles", "ruble", "rubles", "pln", "zloty", "zlotys", "zlotych", "uah",
@@ -183,21 +183,22 @@ CURRENCIES = {
     "drachmas", "esp", "peseta", "pesetas", "pte", "escudo", "escudos", "amd", "dram", "drams", "azn",
     "manat", "manats", "gel", "lari", "mdl", "bam", "rsd", "dinar", "dinars", "all", "lek", "cents", "cent",
     "kopecks", "kopeks",
-}
+})
 _CURRENCY_SYMBOLS = "€$£¥"
-MULTIPLIERS = {"thousand": 1e3, "million": 1e6, "millions": 1e6, "billion": 1e9, "m": 1e6, "bn": 1e9}
-DURATION_UNITS = {"year", "years", "month", "months", "week", "weeks", "day", "days", "hour", "hours",
-                  "minute", "minutes"}
-AGE_WORDS = {"aged", "age", "ages", "old", "year", "years", "yr", "yrs", "born"}
+MULTIPLIERS: Mapping[str, float] = MappingProxyType(
+    {"thousand": 1e3, "million": 1e6, "millions": 1e6, "billion": 1e9, "m": 1e6, "bn": 1e9})
+DURATION_UNITS = frozenset({"year", "years", "month", "months", "week", "weeks", "day", "days", "hour", "hours",
+                            "minute", "minutes"})
+AGE_WORDS = frozenset({"aged", "age", "ages", "old", "year", "years", "yr", "yrs", "born"})
 # Words a released span may keep: public, value-free connectors and units.  Any other word -> placeholder.
 # Words a released span may keep: public connectors, approximations and units that carry nothing of the value
 # beyond what is noised.  Any other word ("late", "first half of", "Christmas", a street) -> placeholder.
-CURRENCY_ADJECTIVES = {"turkish", "swedish", "norwegian", "danish", "czech", "slovak", "slovakian", "polish",
+CURRENCY_ADJECTIVES = frozenset({"turkish", "swedish", "norwegian", "danish", "czech", "slovak", "slovakian", "polish",
                        "hungarian", "russian", "ukrainian", "romanian", "bulgarian", "croatian", "serbian",
                        "swiss", "french", "german", "italian", "spanish", "portuguese", "austrian", "greek",
                        "british", "us", "american", "moldovan", "georgian", "armenian", "azerbaijani",
-                       "lithuanian", "latvian", "estonian", "slovenian", "macedonian", "albanian", "bosnian"}
-TEMPLATE_WORDS = (
+                       "lithuanian", "latvian", "estonian", "slovenian", "macedonian", "albanian", "bosnian"})
+TEMPLATE_WORDS = frozenset(
     {"the", "a", "an", "of", "in", "on", "at", "by", "from", "to", "until", "till", "between", "and", "or",
      "around", "about", "approximately", "approx", "circa", "c", "some", "per", "cent", "percent", "total",
      "sum", "amount", "amounts", "km", "kilometres", "kilometers", "metres", "meters", "m", "kg", "kilograms",
@@ -593,8 +594,8 @@ class UniformMetricDP(MetricDPWords):
 
 OTHER = "<other>"
 # Category sensitivity weights w_c in (0, 1] (PRISM eq. 6); configurable.
-PRISM_WEIGHTS = {"PERSON": 0.9, "CODE": 0.95, "LOC": 0.4, "ORG": 0.5, "DATETIME": 0.3, "DEM": 0.7,
-                 "QUANTITY": 0.3, "MISC": 0.5}
+PRISM_WEIGHTS: Mapping[str, float] = MappingProxyType(
+    {"PERSON": 0.9, "CODE": 0.95, "LOC": 0.4, "ORG": 0.5, "DATETIME": 0.3, "DEM": 0.7, "QUANTITY": 0.3, "MISC": 0.5})
 
 
 def value_domains() -> Dict[str, List[str]]:

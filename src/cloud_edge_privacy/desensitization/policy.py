@@ -8,6 +8,7 @@ pipeline's :class:`~.accountant.PrivacyAccountant` are enforced on top of this.
 """
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict, field_validator
@@ -21,13 +22,13 @@ from .base import (EPSILON_KINDS, Desensitized, PrivacyCharge, apply_replacement
 from .dp_mechanisms import check_epsilon
 
 # From simple to complex, as the seed proposal orders them; level -> method.
-DEFAULT_POLICY: Dict[int, str] = {
+DEFAULT_POLICY: Mapping[int, str] = MappingProxyType({
     5: "pseudonym",        # direct identifiers: consistent, reversible surrogates (answers can be restored)
     4: "suppression",      # confidential attributes
     3: "generalization",   # quasi-identifiers: dates -> year, places -> country, organisations -> kind
     2: "dp_numbers",       # amounts and other numbers: Laplace noise, ε per value
     1: "keep",
-}
+})
 DEFAULT_VALUE_EPSILON = 1.0
 DEFAULT_DOCUMENT_EPSILON = 5.0
 
@@ -55,7 +56,10 @@ class AdaptiveParams(BaseModel):
             if method == "adaptive":
                 raise ValueError("the adaptive policy cannot route to itself")
             if method != "keep":
-                operator_spec(method)   # unknown method -> KeyError naming the known ones
+                try:
+                    operator_spec(method)
+                except KeyError as exc:   # a ValueError, so pydantic names the key at fault
+                    raise ValueError(str(exc).strip("\"'")) from None
         return v
 
 
@@ -73,7 +77,11 @@ class _ChainRestorer:
 
 @register_operator("adaptive", params=AdaptiveParams, budgeted=True)
 class AdaptivePolicy:
-    """Route each span to the operator its sensitivity level names; merge the results and their charges."""
+    """Route each span to the operator its sensitivity level names; merge the results and their charges.
+
+    The DP operators of the table share ``max_document_epsilon`` equally; one without such a cap (e.g.
+    ``metric_dp_words``) that overspends makes the call fail closed with :class:`BudgetExceededError`.
+    """
 
     name = "adaptive"
 
