@@ -176,7 +176,10 @@ def test_date_shift_is_keyed_per_scope_and_consistent_inside_it():
     text = "Born on 3 May 1961, arrested on 20 December 1999."
     spans = spans_for(text, [("3 May 1961", "DATETIME"), ("20 December 1999", "DATETIME")])
     shifts = {_shift("3 May 1961", op()(text, spans, Randomness.benchmark(seed), "d")) for seed in range(10)}
-    assert len(shifts) >= 8                               # the old operator: "3 May" -> "15 October" under every seed
+    assert len(shifts) >= 8
+    day_month = {sur_of(op()("On 3 May.", [Span(3, 8, "DATETIME")], Randomness.benchmark(seed), "d"), "3 May")
+                 for seed in range(10)}
+    assert len(day_month) >= 8                            # the old operator: "3 May" -> "15 October" under every seed
     r = op()(text, spans, dep(), "doc-1")
     assert _shift("3 May 1961", r) == _shift("20 December 1999", r)   # one shift per document: intervals kept
     assert abs(_shift("3 May 1961", r)) > 365             # the year moves too
@@ -191,6 +194,7 @@ def test_date_shift_is_keyed_per_scope_and_consistent_inside_it():
     ("03/05/1961", r"\d{2}/\d{2}/\d{4}"),
     ("3rd May 1961", r"\d{1,2}(st|nd|rd|th) [A-Z][a-z]+ \d{4}"),
     ("May 1961", r"[A-Z][a-z]+ \d{4}"),
+    ("3 May", r"\d{1,2} [A-Z][a-z]+"),
     ("1961", r"\d{4}"),
     ("Monday, 3 May 1961", r"[A-Z][a-z]+day, \d{1,2} [A-Z][a-z]+ \d{4}"),
 ])
@@ -204,6 +208,9 @@ def test_every_date_format_moves_consistently(surface, pattern):
     days = _shift("10 June 1990", r)
     if surface == "1961":
         assert new == str((dt.date(1961, 7, 2) + dt.timedelta(days)).year) and new != "1961"
+    elif surface == "3 May":
+        moved = dt.date(2000, 5, 3) + dt.timedelta(days)
+        assert new == f"{moved.day} {moved:%B}"
     elif surface == "May 1961":
         moved = dt.date(1961, 5, 15) + dt.timedelta(days)
         assert new == moved.strftime("%B %Y")
