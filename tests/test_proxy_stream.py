@@ -84,3 +84,57 @@ def test_non_loopback_bind_requires_a_client_key_and_keys_are_never_shown():
     assert sec.client_key == "c" * 20 and "sk-up" not in repr(sec) and "ccc" not in repr(sec)
     with pytest.raises(ConfigError, match="16"):
         load_secrets(s, env={"CEP_PROXY_CLIENT_KEY": "short"})
+
+
+class _Prepared:
+    """Stands in for engine.Prepared: only the two restorer factories are used by the chunk restorer."""
+
+    def __init__(self, mapping):
+        from cloud_edge_privacy.proxy.engine import Prepared
+
+        self.mapping = lambda: dict(mapping)
+        self.text_restorer = lambda: Prepared.text_restorer(self)
+        self.arguments_restorer = lambda: Prepared.arguments_restorer(self)
+
+
+def _chunks(pieces_by_choice, tool=False):
+    """OpenAI-style stream chunks for each choice's pieces, then a finish chunk per choice."""
+    out = []
+    for i, pieces in pieces_by_choice.items():
+        for piece in pieces:
+            delta = ({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]} if tool
+                     else {"content": piece})
+            out.append({"id": "c", "object": "chat.completion.chunk", "choices": [
+                {"index": i, "delta": delta, "finish_reason": None}]})
+    for i in pieces_by_choice:
+        out.append({"id": "c", "choices": [{"index": i, "delta": {}, "finish_reason": "stop"}]})
+    return out
+
+
+def test_streamed_tool_call_arguments_and_several_choices_are_restored():
+    """LiteLLM#31950 for streams: argument fragments that split a placeholder come back as the original."""
+    from cloud_edge_privacy.proxy.app import _ChunkRestorer
+
+    prepared = _Prepared({"[PERSON_1]": 'Jo "JJ" Smith', "[PERSON_2]": "Ann Lee"})
+    args = json.dumps({"to": "[PERSON_1]", "cc": "[PERSON_2]"})
+    r = _ChunkRestorer(prepared)
+    got = ""
+    for ev in _chunks({0: [args[i:i + 4] for i in range(0, len(args), 4)]}, tool=True):
+        for ch in r.chunk(ev)["choices"]:
+            for call in ch["delta"].get("tool_calls") or []:
+                got += call["function"]["arguments"]
+    assert json.loads(got) == {"to": 'Jo "JJ" Smith', "cc": "Ann Lee"}
+    # two choices interleaved, one of them ending inside a held-back prefix without a finish chunk
+    r = _ChunkRestorer(prepared)
+    texts = {0: "", 1: ""}
+    events = [{"choices": [{"index": 0, "delta": {"content": "Hi [PER"}, "finish_reason": None}]},
+              {"choices": [{"index": 1, "delta": {"content": "Yo [PERSON_"}, "finish_reason": None}]},
+              {"choices": [{"index": 0, "delta": {"content": "SON_2]!"}, "finish_reason": "stop"}]},
+              {"choices": [{"index": 1, "delta": {"content": "1"}, "finish_reason": None}]}]
+    for ev in events:
+        for ch in r.chunk(ev)["choices"]:
+            texts[ch["index"]] += ch["delta"].get("content") or ""
+    for ev in r.flush_all():
+        for ch in ev["choices"]:
+            texts[ch["index"]] += ch["delta"].get("content") or ""
+    assert texts == {0: "Hi Ann Lee!", 1: "Yo [PERSON_1"}

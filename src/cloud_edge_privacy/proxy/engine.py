@@ -118,12 +118,18 @@ class PrivacyEngine:
         probe = [{"role": "user", "content": "Warm-up: Ms Anna Berg (anna.berg@example.org) wrote on 1 May 2001."}]
         sentinel = "Anna Berg"
 
-        def run(p: ProxyPipeline) -> None:
-            prot, out = p.protect_messages(probe, scope=SCOPE)
-            p.guard(prot, out)
-            if sentinel in json.dumps(out):
-                from ..errors import ConfigError
+        from ..errors import ConfigError, PrivacyGatewayError
+        from ..pipeline import safe_reason
 
+        def run(p: ProxyPipeline) -> None:
+            try:
+                prot, out = p.protect_messages(probe, scope=SCOPE)
+                p.guard(prot, out)
+            except PrivacyGatewayError as exc:
+                raise ConfigError(f"warm-up request (a name, an e-mail, a date) failed with method "
+                                  f"{self.settings.method!r} and detector {self.settings.detector!r}, so every "
+                                  f"such request would be refused: {safe_reason(exc)}") from None
+            if sentinel in json.dumps(out):
                 raise ConfigError(f"warm-up: method {self.settings.method!r} with detector "
                                   f"{self.settings.detector!r} left a planted name in the request")
 
