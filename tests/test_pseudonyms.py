@@ -291,6 +291,8 @@ def test_all_caps_and_lower_case_names_keep_their_case():
     assert up.isupper() and low.islower() and up.lower() == low and up.split()[1].title() == title
     assert "john" not in r.text.lower() and "smith" not in r.text.lower()
     assert restore_answer(r.text, r) == text
+    given = low.split()[0]
+    assert restore_answer(f"They {given} the day.", r) == f"They {given} the day."   # a lone lower-case word stays
 
 
 def test_placeholders_are_keyed_and_restorable():

@@ -428,7 +428,8 @@ class ConsistentPseudonyms:
             pieces = []
             for t in w:
                 sur = _styled(vault.forward[(f"PERSON:{t.kind}", t.core.lower())], t.core)
-                primary.append((sur, t.core))
+                if not sur.islower():  # a lone lower-case surrogate ("mark") could be an ordinary word
+                    primary.append((sur, t.core))
                 primary.append((sur.upper(), t.core.upper()))
                 title = t.core if not t.core.isupper() else t.core.capitalize()
                 primary.append((sur[:1].upper() + sur[1:].lower() if sur.isupper() or sur.islower() else sur, title))
