@@ -254,10 +254,12 @@ def test_a_date_written_back_in_another_format_is_restored_to_the_original():
     text = "The applicant was born on 3 May 1961."
     r = op()(text, spans_for(text, [("3 May 1961", "DATETIME")]), dep(), "doc-2")
     d = dt.datetime.strptime(sur_of(r, "3 May 1961"), "%d %B %Y").date()
+    nth = "th" if 10 <= d.day <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(d.day % 10, "th")
     for written in (f"{d.day} {d:%B %Y}", f"{d:%B} {d.day}, {d.year}", f"{d.day} {d:%b %Y}", f"{d:%Y-%m-%d}",
-                    f"{d:%d/%m/%Y}", f"{d.day}{'th' if 4 <= d.day <= 20 or d.day % 10 > 3 or d.day % 10 == 0 else ['st', 'nd', 'rd'][d.day % 10 - 1]} {d:%B %Y}"):
+                    f"{d:%d/%m/%Y}", f"{d.day}{nth} {d:%B %Y}", f"{d:%B} {d.day}{nth}, {d.year}", f"{d:%d.%m.%Y}"):
         assert restore_answer(f"Born {written}, she said.", r) == "Born 3 May 1961, she said.", written
     assert restore_answer(f"In {d.year} she was born.", r) == "In 1961 she was born."
+    assert restore_answer(f"In {d:%B %Y} she was born.", r) == "In May 1961 she was born."
 
 
 # -- 4. one-pass restoration, token-consistent names --------------------------------------------------------
