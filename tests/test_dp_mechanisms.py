@@ -161,7 +161,7 @@ def test_mechanism_choice_does_not_depend_on_the_value():
 
 
 @pytest.mark.parametrize("category, surface", [
-    ("DATETIME", "14:30"), ("DATETIME", "10 a.m."), ("DATETIME", "two years"), ("QUANTITY", "15 Baker Street"),
+    ("DATETIME", "14:30"), ("DATETIME", "10 a.m."), ("DATETIME", "the twentieth century"), ("QUANTITY", "15 Baker Street"),
     ("DEM", "51 ans"), ("DATETIME", "Christmas 1998"), ("DATETIME", "late 1993"), ("DATETIME", "first half of 1993"),
     ("QUANTITY", "5,000 Swedish crowns; 3,000 euros"),
 ])
@@ -316,3 +316,15 @@ def test_uniform_ldp_touches_every_word_selective_only_entities():
     assert sel.text.endswith("has a fever and a cough.") and "Anna" not in sel.text
     assert len(uni.replacements) == 8 and uni.text != text
     assert uni.epsilon_by_kind()[METRIC] == 7.0 and sel.epsilon_by_kind()[METRIC] == 2.0   # distinct words
+
+
+def test_spelled_out_numbers_get_the_same_mechanism_as_digits():
+    op = get_operator("dp_numbers", epsilon=1.0)
+    assert assign_roles("DEM", "sixty-three") == assign_roles("DEM", "63") == [(0, "age")]
+    assert assign_roles("DATETIME", "five years") == assign_roles("DATETIME", "5 years") == [(0, "duration")]
+    for s in range(30):
+        a = _one(op, "He was sixty three.", "sixty three", "DEM", Randomness.benchmark(s))
+        b = _one(op, "He was 63.", "63", "DEM", Randomness.benchmark(s))
+        assert a.replacements[0].replacement == b.replacements[0].replacement   # same noise, same value read
+        assert re.fullmatch(r"\d+", a.replacements[0].replacement)
+        assert [c.privacy_map for c in a.charges] == [c.privacy_map for c in b.charges]

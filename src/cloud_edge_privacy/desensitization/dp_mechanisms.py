@@ -162,13 +162,19 @@ def _noise_number(x: float, attr: NumericAttribute, eps: float, gaussian: bool, 
 
 _MONTH_ABBR: Mapping[str, int] = MappingProxyType({**{m[:3].lower(): i for i, m in enumerate(MONTHS)}, "sept": 8})
 _MONTH_NAMES: Mapping[str, int] = MappingProxyType({m.lower(): i for i, m in enumerate(MONTHS)})
+_UNITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+          "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
+_TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+# spelled-out numbers ("five", "sixty-three"): read as numbers like digits, released as digits
+_WORD_NUM = (r"(?:" + "|".join(_TENS) + r")(?:[ -](?:" + "|".join(_UNITS[1:10]) + r"))?"
+             r"|(?:" + "|".join(sorted(_UNITS, key=len, reverse=True)) + r")")
 _TOKEN = re.compile(
-    r"(?P<num>\d+(?:[.,]\d+)*)(?P<suffix>st|nd|rd|th|s)?(?![A-Za-z\d])"
+    r"(?P<num>\d+(?:[.,]\d+)*|(?i:" + _WORD_NUM + r"))(?P<suffix>st|nd|rd|th|s)?(?![A-Za-z\d])"
     r"|(?P<word>[A-Za-z]+\.?)"
     r"|(?P<other>[^\dA-Za-z]+)"
     r"|(?P<bad>.)", re.S)
 _DATE_TOKEN = re.compile(   # in dates a dot or comma separates numbers ("15.03.1998", "May 3,1998")
-    r"(?P<num>\d+)(?P<suffix>st|nd|rd|th|s)?(?![A-Za-z\d])"
+    r"(?P<num>\d+|(?i:" + _WORD_NUM + r"))(?P<suffix>st|nd|rd|th|s)?(?![A-Za-z\d])"
     r"|(?P<word>[A-Za-z]+\.?)"
     r"|(?P<other>[^\dA-Za-z]+)"
     r"|(?P<bad>.)", re.S)
@@ -321,6 +327,9 @@ def assign_roles(category: str, surface: str, before: str = "", after: str = "")
 def _parse_number(raw: str) -> float:
     """The numeric value of a digit run ("1,500.50", "1.500.000", "2,5"); any deterministic reading is fine:
     the value is clamped to the attribute's domain before the mechanism sees it."""
+    words = raw.lower().replace("-", " ").split()
+    if words and words[0].isalpha():
+        return float(sum((_TENS.index(w) + 2) * 10 if w in _TENS else _UNITS.index(w) for w in words))
     s = raw
     if s.count(".") > 1:
         s = s.replace(".", "")
