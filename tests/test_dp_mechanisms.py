@@ -328,3 +328,22 @@ def test_spelled_out_numbers_get_the_same_mechanism_as_digits():
         assert a.replacements[0].replacement == b.replacements[0].replacement   # same noise, same value read
         assert re.fullmatch(r"\d+", a.replacements[0].replacement)
         assert [c.privacy_map for c in a.charges] == [c.privacy_map for c in b.charges]
+
+
+def _prism_attack(observed: str, eps: float, seed: int = 42):
+    op = get_operator("prism_ldp", epsilon=eps)
+    return [y for y in range(1950, 2026)
+            if _one(op, f"He was born in {y}.", str(y), "DATETIME", Randomness.benchmark(seed)).text == observed]
+
+
+def test_informed_adversary_against_prism_ldp_birth_year():
+    """Birth year 1958 among 1950..2025 (PRISM's DATETIME domain), ε = 1, deployment: never singled out
+    (beyond one coincidence in 20); in benchmark mode, a seed whose draw kept the year lets the same attack
+    single it out."""
+    text = "He was born in 1958."
+    dep = Randomness.deployment(KEY)
+    op1 = get_operator("prism_ldp", epsilon=1.0)
+    assert sum(_prism_attack(_one(op1, text, "1958", "DATETIME", dep).text, 1.0) == [1958] for _ in range(20)) <= 1
+    op4 = get_operator("prism_ldp", epsilon=4.0)
+    kept = [s for s in range(100) if "1958" in _one(op4, text, "1958", "DATETIME", Randomness.benchmark(s)).text]
+    assert kept and all(_prism_attack(text, 4.0, s) == [1958] for s in kept)
