@@ -88,3 +88,10 @@ def test_generalization_on_the_new_protocol_drops_words_that_are_not_units():
     assert r.charges == []                         # deterministic and heuristic: no ε is claimed
     with pytest.raises(ValidationError):
         validate_params("generalization", {"date_level": "week"})
+
+
+def test_generalized_ages_do_not_echo_rare_or_impossible_values():
+    from cloud_edge_privacy.desensitization.generalization import generalize_age
+
+    assert generalize_age("aged 46") == "aged 40-49"
+    assert generalize_age("104 years old") == generalize_age("aged 500") == "aged 100 or over"

@@ -64,10 +64,12 @@ def generalize_number(surface: str) -> str:
 
 
 def generalize_age(surface: str) -> str:
-    m = re.search(r"\d{1,3}", surface)
+    m = re.search(r"\d+", surface)
     if not m:
         return "of a certain age"
     lo = int(m.group()) // 10 * 10
+    if lo >= 100:   # few people are that old: one open band, and nothing outside 0..120 is echoed
+        return "aged 100 or over"
     return f"aged {lo}-{lo + 9}"
 
 
