@@ -3,6 +3,7 @@ import datetime as dt
 import functools
 import random
 import re
+import sys
 import threading
 import urllib.parse
 
@@ -312,25 +313,33 @@ def test_placeholders_are_keyed_and_restorable():
 # -- 5. concurrency -----------------------------------------------------------------------------------------
 
 def test_concurrent_calls_on_one_operator_give_the_sequential_results():
-    pseudonym = op()
+    pseudonym = get_operator("pseudonym")
     docs = []
-    for i in range(24):
-        text = f"Anna Berg{i} met Tom Hall{i % 5} in Town{i} on {1 + i} May 19{60 + i}; mail a{i}@x{i}.org."
-        spans = spans_for(text, [(f"Anna Berg{i}", "PERSON"), (f"Tom Hall{i % 5}", "PERSON"), (f"Town{i}", "LOC"),
-                                 (f"{1 + i} May 19{60 + i}", "DATETIME"), (f"a{i}@x{i}.org", "CODE")])
+    for i in range(16):
+        names = [f"Anna Berg{i}x{j}" for j in range(12)]
+        text = " and ".join(names) + f" met in Town{i} on {1 + i} May 19{60 + i}; mail a{i}@x{i}.org."
+        spans = spans_for(text, [(n, "PERSON") for n in names] + [(f"Town{i}", "LOC"),
+                                                                  (f"{1 + i} May 19{60 + i}", "DATETIME"),
+                                                                  (f"a{i}@x{i}.org", "CODE")])
         docs.append((text, spans, f"doc-{i}"))
     expected = [pseudonym(t, s, dep(), sc).text for t, s, sc in docs]
+    fresh = get_operator("pseudonym")  # warmed up below only by the threads themselves
     got = [None] * len(docs)
 
     def work(k):
         t, s, sc = docs[k]
-        got[k] = pseudonym(t, s, dep(), sc).text
+        got[k] = fresh(t, s, dep(), sc).text
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(docs))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible, to expose unlocked Faker re-seeding
+    try:
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(len(docs))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
     assert got == expected
 
 
