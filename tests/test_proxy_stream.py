@@ -93,6 +93,7 @@ class _Prepared:
         from cloud_edge_privacy.proxy.engine import Prepared
 
         self.mapping = lambda: dict(mapping)
+        self._ignore_case = lambda: True
         self.text_restorer = lambda: Prepared.text_restorer(self)
         self.arguments_restorer = lambda: Prepared.arguments_restorer(self)
 
@@ -138,3 +139,21 @@ def test_streamed_tool_call_arguments_and_several_choices_are_restored():
         for ch in ev["choices"]:
             texts[ch["index"]] += ch["delta"].get("content") or ""
     assert texts == {0: "Hi Ann Lee!", 1: "Yo [PERSON_1"}
+
+
+def test_cli_registers_proxy_subcommand_and_refuses_public_bind_without_client_key():
+    import argparse
+    import os
+    import subprocess
+    import sys
+
+    from cloud_edge_privacy.proxy import cli
+
+    p = argparse.ArgumentParser()
+    cli.add_parser(p.add_subparsers(dest="command"))
+    args = p.parse_args(["proxy", "--upstream", "http://127.0.0.1:9/v1", "--method", "placeholder"])
+    assert args.func is cli.run and args.host == "127.0.0.1" and args.method == "placeholder"
+    env = {k: v for k, v in os.environ.items() if k != "CEP_PROXY_CLIENT_KEY"}
+    r = subprocess.run([sys.executable, "-m", "cloud_edge_privacy.proxy", "--upstream", "http://127.0.0.1:9/v1",
+                        "--host", "0.0.0.0"], capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 2 and "CEP_PROXY_CLIENT_KEY" in r.stderr

@@ -17,6 +17,7 @@ from typing import Any, Callable, Dict, Iterator, List, Tuple
 
 from ..audit import AuditLog
 from ..context import RunContext
+from ..desensitization.restore import OnePassRestorer
 from ..gateway import NO_PROTECTION, PrivacyGateway, ProtectedFields
 from ..module_configs import CloudModelConfig
 from ..pipeline import EdgePipeline
@@ -70,12 +71,17 @@ class Prepared:
         """surrogate/placeholder -> original, for the streaming restorers ({} for irreversible methods)."""
         return dict(self.prot.result.vault) if self.prot.result is not None else {}
 
+    def _ignore_case(self) -> bool:
+        """Match case the way the operator's own restorer does, so streamed and plain answers agree."""
+        restorer = self.prot.result.restorer if self.prot.result is not None else None
+        return bool(getattr(restorer, "_ignore_case", True)) if isinstance(restorer, OnePassRestorer) else True
+
     def text_restorer(self) -> StreamRestorer:
-        return StreamRestorer(self.mapping())
+        return StreamRestorer(self.mapping(), ignore_case=self._ignore_case())
 
     def arguments_restorer(self) -> StreamRestorer:
         """For tool-call arguments, which are JSON text: surrogates as they appear inside JSON strings."""
-        return StreamRestorer(json_escaped_mapping(self.mapping()))
+        return StreamRestorer(json_escaped_mapping(self.mapping()), ignore_case=self._ignore_case())
 
 
 class PrivacyEngine:
