@@ -45,6 +45,8 @@ def parse(argv=None) -> argparse.Namespace:
     p.add_argument("--attack-draws", type=int, default=200)
     p.add_argument("--write-ianvs-data", nargs="?", const=str(IANVS_DATA), default=None, metavar="JSONL",
                    help="only write the Ianvs test JSONL (x = {series, template}, y = numeric truth) and exit")
+    p.add_argument("--cache-only", action="store_true",
+                   help="use only answers already in the disk caches (missing samples are left out; n says so)")
     p.add_argument("--tiny", action="store_true",
                    help="smoke run: 12 values, one seed, one template, edge model only, 16 tokens, 20 attack draws")
     return p.parse_args(argv)
@@ -66,7 +68,7 @@ def main(argv=None) -> int:
                                                                        cfg.datasets), cfg.templates)
         print(f"wrote {n} samples to {a.write_ianvs_data}")
         return 0
-    results = run_bench(cfg, TSModels(cfg.max_tokens), noise_dir=a.out / "noise",
+    results = run_bench(cfg, TSModels(cfg.max_tokens, cache_only=a.cache_only), noise_dir=a.out / "noise",
                         log=lambda m: print(m, file=sys.stderr, flush=True))
     paths = write_results(results, a.out)
     print(markdown_table(results))

@@ -81,7 +81,9 @@ class TSModels:
     """
 
     def __init__(self, max_tokens: int = 48, edge_model: str = "qwen2.5-coder-0.5b-instruct",
-                 cloud_model: str = "qwen2.5-coder-0.5b-instruct", seed: int = 42, n_ctx: int = 2048) -> None:
+                 cloud_model: str = "qwen2.5-coder-0.5b-instruct", seed: int = 42, n_ctx: int = 2048,
+                 cache_only: bool = False) -> None:
+        self.cache_only = cache_only  # answer only from the disk caches (None when missing); no model runs
         self.max_tokens = int(max_tokens)
         self.edge_name = edge_model
         self.cloud_name = cloud_model
@@ -101,7 +103,23 @@ class TSModels:
             self._cache = ResponseCache(cache_dir() / "timeseries_cloud_cache")
         return self._cache
 
-    def edge(self, messages: List[Dict[str, str]]) -> str:
+    def _edge_cached(self, messages: List[Dict[str, str]]) -> Optional[str]:
+        """The edge cache entry LlamaEdgeModel.chat would read (same key), without loading the model."""
+        from ..models.catalog import MODELS, cache_dir
+        from ..models.response_cache import ResponseCache
+
+        entry = MODELS.get(self.edge_name)
+        params = {"max_tokens": self.max_tokens, "temperature": 0.0, "seed": self.seed}
+        key = stable_hash({"model": entry.sha256 if entry else self.edge_name, "messages": messages, **params})
+        hit = ResponseCache(cache_dir() / "edge_cache").get(key)
+        return None if hit is None else str(hit["answer"])
+
+    def edge(self, messages: List[Dict[str, str]]) -> Optional[str]:
+        if self.cache_only:
+            got = self._edge_cached(messages)
+            self.calls["edge_cached" if got is not None else "edge_missing"] = \
+                self.calls.get("edge_cached" if got is not None else "edge_missing", 0) + 1
+            return got
         if self._edge is None:
             from ..models.llama_edge import LlamaEdgeModel
 
@@ -111,7 +129,7 @@ class TSModels:
         self.calls["edge_cached" if out.get("cache_hit") else "edge"] += 1
         return str(out["answer"])
 
-    def cloud(self, messages: List[Dict[str, str]]) -> str:
+    def cloud(self, messages: List[Dict[str, str]]) -> Optional[str]:
         params = {"max_tokens": self.max_tokens, "temperature": 0.0, "seed": self.seed}
         base = os.environ.get("CEP_TS_CLOUD_BASE_URL", "")
         key = stable_hash({"endpoint": base or f"local:{self.cloud_name}",
@@ -121,6 +139,9 @@ class TSModels:
         if hit is not None:
             self.calls["cloud_cached"] += 1
             return str(hit["answer"])
+        if self.cache_only:
+            self.calls["cloud_missing"] = self.calls.get("cloud_missing", 0) + 1
+            return None
         if self._cloud is None:
             from openai import OpenAI
 
@@ -140,7 +161,7 @@ class TSModels:
         self.calls["cloud"] += 1
         return answer
 
-    def ask(self, which: str, messages: List[Dict[str, str]]) -> str:
+    def ask(self, which: str, messages: List[Dict[str, str]]) -> Optional[str]:
         return self.edge(messages) if which == "edge" else self.cloud(messages)
 
 
@@ -243,6 +264,8 @@ def run_bench(cfg: BenchConfig, models: Optional[TSModels] = None, noise_dir: Op
                     for tpl in cfg.templates:
                         ref = originals[(s.user_id, which, tpl)]
                         ans = ref if method == "none" else models.ask(which, build_messages(s, rel, tpl))
+                        if ref is None or ans is None:  # --cache-only and never answered: left out, n says so
+                            continue
                         truth = numeric_truth(s, tpl)
                         samples.append({"dataset": s.dataset, "series": s.series_id, "attribute": s.attribute,
                                         "method": method, "seed": seed if method != "none" else 0, "model": which,
@@ -350,14 +373,16 @@ def write_results(results: Dict[str, Any], out_dir: Path) -> Dict[str, str]:
 
 
 def write_ianvs_jsonl(path: Path, series: Sequence[Series], templates: Sequence[str] = TEMPLATES) -> int:
-    """The Ianvs test file: one line per (series, template); ``question`` = {series, template}, ``answer`` =
+    """The Ianvs test file: one line per (series, template); ``question`` = {text (the user's request with the
+    raw values, as the edge receives it), series, template}, ``answer`` =
     the numeric truth on the original series as a string ("" for free-text templates)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = []
     for s in series:
         for tpl in templates:
             truth = numeric_truth(s, tpl)
-            lines.append(json.dumps({"question": {"series": s.to_dict(), "template": tpl},
+            raw = build_messages(s, Release("none", list(s.values), [], math.inf, math.inf, math.inf), tpl)
+            lines.append(json.dumps({"question": {"text": raw[-1]["content"], "series": s.to_dict(), "template": tpl},
                                      "answer": "" if truth is None else f"{truth:.6g}"}))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return len(lines)
