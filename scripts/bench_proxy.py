@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
 import sys
 import threading
@@ -35,7 +36,7 @@ FILLER = ("The applicant complained about the length of the proceedings and the 
 def prompt(n_tokens: int, i: int) -> str:
     """A unique prompt of about ``n_tokens`` tokens with names, e-mails and dates every few sentences."""
     parts, k = [f"Request {i}. Summarise the following case in one sentence."], 0
-    while len(" ".join(parts).split()) * 1.3 < n_tokens:
+    while len(" ".join(parts).split()) * 1.5 < n_tokens:  # ~1.5 Qwen tokens per word here
         a, b = FIRST[(i + k) % 10], LAST[(i * 7 + k) % 10]
         parts.append(f"On {1 + (i + k) % 28} March {1990 + k % 30}, Mr {a} {b} ({a.lower()}.{b.lower()}@mail.example) "
                      f"wrote to the registry. " + FILLER)
@@ -74,27 +75,34 @@ class ProxyThread:
         self.thread.join(timeout=10)
 
 
-def call(client: httpx.Client, base: str, text: str, max_tokens: int) -> float:
+def call(client: httpx.Client, base: str, text: str, max_tokens: int, timing: Optional[List[float]] = None) -> float:
+    """Client-side latency of one request in ms; ``timing`` collects the proxy's own privacy time
+    (its ``x-privacy-ms`` header: detection, protection and the egress guard)."""
     t0 = time.perf_counter()
     r = client.post(f"{base}/chat/completions", json={"model": "m", "max_tokens": max_tokens, "temperature": 0,
                                                       "messages": [{"role": "user", "content": text}]})
     ms = (time.perf_counter() - t0) * 1e3
     if r.status_code != 200:
         raise RuntimeError(f"{base} answered {r.status_code}: {r.text[:200]}")
+    if timing is not None:
+        timing.append(float(r.headers.get("x-privacy-ms", "nan")))
     return ms
 
 
 def measure(label: str, upstream: str, proxy: str, size: int, n: int, max_tokens: int, deadline: float,
-            concurrency: int) -> Optional[Dict[str, Any]]:
-    direct, proxied = [], []
-    with httpx.Client(timeout=600) as c:
-        call(c, proxy, prompt(size, 10_000), max_tokens)  # warm both paths once (not counted)
+            concurrency: int, warm: bool = True) -> Optional[Dict[str, Any]]:
+    direct: List[float] = []
+    proxied: List[float] = []
+    privacy: List[float] = []
+    with httpx.Client(timeout=1200) as c:
+        if warm:
+            call(c, proxy, prompt(size, 10_000), max_tokens)  # warm the whole path once (not counted)
         for i in range(n):
             if time.time() > deadline:
                 break
             text = prompt(size, i)
             direct.append(call(c, upstream, text, max_tokens))
-            proxied.append(call(c, proxy, text + " ", max_tokens))  # unique text: no detector cache hit
+            proxied.append(call(c, proxy, text + " ", max_tokens, privacy))  # unique text: no detector cache hit
         if not direct:
             return None
         rps = None
@@ -105,11 +113,13 @@ def measure(label: str, upstream: str, proxy: str, size: int, n: int, max_tokens
                 list(pool.map(lambda i: call(c, proxy, prompt(size, 20_000 + i), max_tokens), range(m)))
             rps = m / (time.perf_counter() - t0)
     add50 = pct(proxied, .5) - pct(direct, .5)
-    return {"upstream": label, "prompt_tokens_approx": size, "n": len(direct),
+    return {"upstream": label, "prompt_tokens_approx": size, "n": len(direct), "max_tokens": max_tokens,
             "direct_p50_ms": pct(direct, .5), "direct_p95_ms": pct(direct, .95),
             "proxy_p50_ms": pct(proxied, .5), "proxy_p95_ms": pct(proxied, .95),
             "added_p50_ms": add50, "added_p95_ms": pct(proxied, .95) - pct(direct, .95),
             "added_p50_pct_of_direct": 100 * add50 / pct(direct, .5),
+            "privacy_p50_ms": pct(privacy, .5), "privacy_p95_ms": pct(privacy, .95),
+            "privacy_p50_pct_of_direct": 100 * pct(privacy, .5) / pct(direct, .5),
             "proxy_sequential_rps": 1000 / statistics.mean(proxied), "proxy_concurrent_rps": rps,
             "concurrency": concurrency}
 
@@ -126,8 +136,10 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--max-seconds", type=float, default=900.0, help="overall time bound")
     ap.add_argument("--no-llm", action="store_true")
+    ap.add_argument("--no-instant", action="store_true", help="only the llama.cpp upstream")
     ap.add_argument("--out", default=None, help="write the rows as JSON here")
     a = ap.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the finally blocks: stop the llama.cpp child
     if a.requests > 200 or a.llm_requests > 20:
         ap.error("bounded by design: at most 200 instant and 20 LLM requests per path and size")
     os.environ.setdefault("CEP_SECRET_KEY", os.urandom(32).hex())
@@ -138,16 +150,18 @@ def main() -> int:
     rows: List[Dict[str, Any]] = []
     load = {"loadavg_start": os.getloadavg(), "cpus": os.cpu_count()}
     audit_dir = str(Path(os.environ.get("TMPDIR", "/tmp")) / "bench_proxy_audit")
-    with FakeOpenAI(mode="ok", answer="ok") as fake:
-        px = ProxyThread(fake.base_url, a.method, a.detector, audit_dir, a.workers)
-        try:
-            for size in sizes:
-                row = measure("instant fake", fake.base_url, px.base_url, size, a.requests, 16, deadline, a.concurrency)
-                if row:
-                    rows.append(row)
-                    print(json.dumps(row), flush=True)
-        finally:
-            px.stop()
+    if not a.no_instant:
+        with FakeOpenAI(mode="ok", answer="ok") as fake:
+            px = ProxyThread(fake.base_url, a.method, a.detector, audit_dir, a.workers)
+            try:
+                for size in sizes:
+                    row = measure("instant fake", fake.base_url, px.base_url, size, a.requests, 16, deadline,
+                                  a.concurrency)
+                    if row:
+                        rows.append(row)
+                        print(json.dumps(row), flush=True)
+            finally:
+                px.stop()
     if not a.no_llm and time.time() < deadline:
         from cloud_edge_privacy.models.local_server import LocalServer
 
@@ -157,7 +171,7 @@ def main() -> int:
             try:
                 for size in sizes:
                     row = measure("llama.cpp qwen2.5-0.5b", srv.base_url, px.base_url, size, a.llm_requests,
-                                  a.llm_max_tokens, deadline, 1)
+                                  a.llm_max_tokens, deadline, 1, warm=False)
                     if row:
                         rows.append(row)
                         print(json.dumps(row), flush=True)
@@ -167,13 +181,14 @@ def main() -> int:
             srv.stop()
     load["loadavg_end"] = os.getloadavg()
     print("\n| upstream | prompt tokens | n | direct p50 / p95 ms | proxy p50 / p95 ms | added p50 / p95 ms "
-          "| added p50 % of direct | proxy req/s (seq / conc) |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| added p50 % of direct | proxy privacy time p50 / p95 ms (% of direct p50) | proxy req/s (seq / conc) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         conc = f"{r['proxy_concurrent_rps']:.1f} (c={r['concurrency']})" if r["proxy_concurrent_rps"] else "-"
         print(f"| {r['upstream']} | ~{r['prompt_tokens_approx']} | {r['n']} | {r['direct_p50_ms']:.0f} / "
               f"{r['direct_p95_ms']:.0f} | {r['proxy_p50_ms']:.0f} / {r['proxy_p95_ms']:.0f} | "
               f"{r['added_p50_ms']:.0f} / {r['added_p95_ms']:.0f} | {r['added_p50_pct_of_direct']:.1f} % | "
+              f"{r['privacy_p50_ms']:.0f} / {r['privacy_p95_ms']:.0f} ({r['privacy_p50_pct_of_direct']:.1f} %) | "
               f"{r['proxy_sequential_rps']:.1f} / {conc} |")
     print(f"\nload: {load}")
     if a.out:
