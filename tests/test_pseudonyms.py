@@ -346,6 +346,7 @@ def test_concurrent_calls_on_one_operator_give_the_sequential_results():
 # -- 6. codes: format-preserving, never the original, e-mails/URLs valid --------------------------------------
 
 CODES = ["anna.berg@uni-oslo.no", "https://admin:s3cret@intranet.example.com:8443/cases/36110?id=97",
+         "ftp://admin:hunter2@files.example.org/backup", "https://www.example.org/d/abc",
          "DE89 3704 0044 0532 0130 00", "4111 1111 1111 1111", "+47 912 34 567", "078-05-1120", "36110/97",
          "AKIAIOSFODNN7EXAMPLE"]
 
@@ -361,14 +362,20 @@ def test_codes_get_format_preserving_keyed_surrogates(code):
     r = op()(text, spans_for(text, [(code, "CODE")]), dep(), "d")
     new = sur_of(r, code)
     assert new != code and code not in r.text
-    assert len(new) == len(code) or code.startswith("http")
+    assert len(new) == len(code) or "@" in code or "://" in code   # only e-mails and URLs may change length
+    # no run of 3+ letters or 4+ digits of the original survives (what the egress guard checks)
+    for piece in re.findall(r"[^\W\d_]{3,}|\d{4,}", code):
+        assert not re.search(rf"(?<![A-Za-z0-9]){piece}(?![A-Za-z0-9])", new, re.I), piece
     if "@" in code and "://" not in code:
-        assert re.fullmatch(r"[A-Za-z0-9._%+-]+@[a-z0-9-]+(\.[a-z0-9-]+)*\.no", new)
-        assert "anna" not in new and "berg" not in new and "oslo" not in new
-    elif code.startswith("http"):
-        parts = urllib.parse.urlsplit(new)
-        assert parts.scheme == "https" and parts.hostname and parts.hostname.endswith(".com") and parts.port == 8443
-        assert "admin" not in new and "s3cret" not in new and "intranet" not in new and "36110" not in new
+        assert re.fullmatch(r"[A-Za-z0-9._%+-]+@[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,4}", new)
+        assert not new.endswith(".no")                                    # a country domain says where
+    elif "://" in code:
+        old, parts = urllib.parse.urlsplit(code), urllib.parse.urlsplit(new)
+        assert parts.scheme == {"https": "http", "ftp": "sftp"}[old.scheme]             # a sibling scheme
+        assert re.fullmatch(r"[a-z0-9-]+(\.[a-z0-9-]+)+", parts.hostname.lower())
+        assert parts.port != old.port or old.port is None
+        assert (parts.username is None) == (old.username is None)
+        assert parts.path.count("/") == old.path.count("/") and parts.query.count("=") == old.query.count("=")
     elif code.startswith("DE"):
         assert _iban_ok(new) and _iban_ok(code) and new[:2] == "DE"
     elif code.startswith("4111"):

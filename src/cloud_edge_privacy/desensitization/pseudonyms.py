@@ -32,7 +32,7 @@ from ..spans import Span
 from .base import HEURISTIC, Desensitized, PrivacyMap, apply_replacements, register_operator
 from .restore import OnePassRestorer
 from .surrogates import (DEFAULT_LOCALES, NameSource, code_surrogate, date_variants, day_month_variants,
-                         month_year_variants, number_surrogate, partial_variants, regenerate, shift_dates, shift_days)
+                         keeps_piece, month_year_variants, number_surrogate, partial_variants, regenerate, shift_dates, shift_days)
 
 _TITLES = frozenset({"mr", "mrs", "ms", "miss", "mme", "mlle", "dr", "prof", "professor", "judge", "sir", "dame",
            "lord", "lady", "herr", "frau", "sr", "sra", "sig", "sig.ra", "rev"})
@@ -282,7 +282,7 @@ class ConsistentPseudonyms:
                 if span.category == "CODE" and key in vault.attempts and sur != original:
                     # the same code written another way (spaces, case): same keyed draws, this layout
                     relaid = code_surrogate(original, rand.keyed_rng("pseudonym", "CODE", key[1], vault.attempts[key]))
-                    sur = relaid if relaid != original else sur
+                    sur = relaid if relaid != original and not keeps_piece(relaid, original) else sur
                 if any(c.isdigit() for c in original) and key[0] in ("QUANTITY", "DEM"):
                     secondary.extend(_number_pairs(sur, original))
                 elif key[0] in ("LOC", "ORG", "DEM") and not sur.startswith("["):
@@ -315,7 +315,11 @@ class ConsistentPseudonyms:
             return category, norm
 
         if category == "CODE":
-            return settle(lambda a: code_surrogate(surface, rand.keyed_rng("pseudonym", category, norm, a)), True)
+            def code(attempt: int) -> Optional[str]:
+                cand = code_surrogate(surface, rand.keyed_rng("pseudonym", category, norm, attempt))
+                return None if keeps_piece(cand, surface) else cand  # nothing of the original survives
+
+            return settle(code, True)
         if category == "DEM" and has_digits and len(re.sub(r"[\d.,%]+", " ", surface).split()) > 3:
             # a long description around a number ("37 % of loss of sight"): the words are the secret
             return settle(_placeholder_maker(category, norm, rand), True)

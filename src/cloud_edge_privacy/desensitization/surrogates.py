@@ -223,29 +223,60 @@ def _regenerate_digits_keep_shape(s: str, rng: np.random.Generator) -> str:
     return re.sub(r"\d+(?:[.,']\d+)*", number, s)
 
 
+_SCHEME_SWAP = {"https": "http", "http": "https", "ftp": "sftp", "sftp": "ftp", "ftps": "ftp", "wss": "ws",
+                "ws": "wss", "ssh": "sftp"}
+_GENERIC_TLDS = ("com", "org", "net", "info", "eu", "io")
+
+
+def _other_tld(tld: str, rng: np.random.Generator) -> str:
+    """A generic top-level domain other than ``tld`` (a country domain would say where the owner is)."""
+    choices = [t for t in _GENERIC_TLDS if t != tld.lower()]
+    return choices[int(rng.integers(len(choices)))]
+
+
+def keeps_piece(candidate: str, original: str) -> bool:
+    """Whether ``candidate`` still carries a run of 3+ letters or 4+ digits of ``original`` as a word."""
+    for piece in re.findall(r"[^\W\d_]{3,}|\d{4,}", original):
+        if re.search(rf"(?<![^\W\d_]){re.escape(piece)}(?![^\W\d_])" if piece.isalpha()
+                     else rf"(?<!\d){piece}(?!\d)", candidate, re.IGNORECASE):
+            return True
+    return False
+
+
 def code_surrogate(surface: str, rng: np.random.Generator) -> str:
-    """A format-preserving surrogate for an identifier (CODE): e-mails and URLs stay syntactically valid,
-    IBANs keep their country and get valid check digits, card numbers stay Luhn-valid with their network digit,
-    IPv4 addresses stay addresses, phones keep a leading ``+`` or trunk ``0``; every other letter and digit is
-    drawn afresh."""
+    """A format-preserving surrogate for an identifier (CODE).
+
+    E-mails and URLs stay syntactically valid (a generic top-level domain other than the original's, the
+    scheme swapped for its sibling, a different port); IBANs keep their country and get valid check digits;
+    card numbers stay Luhn-valid with their network digit; IPv4 addresses stay addresses; phones keep a
+    leading ``+`` or trunk ``0``.  Every other letter and digit is drawn afresh.
+    """
     s = surface
     m = EMAIL_RE.fullmatch(s)
     if m:
         labels = m["domain"].split(".")
-        domain = ".".join([regenerate(x, rng).lower() for x in labels[:-1]] + [labels[-1].lower()])
+        domain = ".".join([regenerate(x, rng).lower() for x in labels[:-1]] + [_other_tld(labels[-1], rng)])
         return f"{regenerate(m['local'], rng)}@{domain}"
     m = URL_RE.fullmatch(s)
     if m:
         labels = m["host"].split(".")
         if IPV4_RE.fullmatch(m["host"]):
             host = code_surrogate(m["host"], rng)
+        elif len(labels) > 1:
+            host = ".".join([regenerate(x, rng) for x in labels[:-1]] + [_other_tld(labels[-1], rng)])
         else:
-            host = ".".join([x if x.lower() == "www" else regenerate(x, rng) for x in labels[:-1]] + labels[-1:]) \
-                if len(labels) > 1 else regenerate(labels[0], rng)
+            host = regenerate(labels[0], rng)
+        name = m["scheme"][:-3]
+        scheme = _SCHEME_SWAP.get(name.lower(), regenerate(name, rng).lower()) + "://"
         user = regenerate(m["user"], rng) + "@" if m["user"] is not None else ""
+        port = ""
+        if m["port"]:
+            old = int(m["port"][1:])
+            new_port = int(rng.integers(1024, 65535))
+            port = f":{new_port if new_port != old else new_port + 1}"
         rest = re.sub(r"%[0-9A-Fa-f]{2}|[^%]+", lambda p: "%" + _pick(rng, _HEX) + _pick(rng, _HEX)
                       if p.group().startswith("%") else regenerate(p.group(), rng), m["rest"] or "")
-        return f"{m['scheme']}{user}{host}{m['port'] or ''}{rest}"
+        return f"{scheme}{user}{host}{port}{rest}"
     m = IBAN_RE.fullmatch(s)
     if m:
         bban = regenerate(m["bban"], rng)
