@@ -54,5 +54,4 @@ def fake_cloud(monkeypatch, tmp_path):
         monkeypatch.setenv("CEP_CLOUD_BASE_URL", fake.base_url)
         monkeypatch.setenv("CEP_CLOUD_MODEL", "fake")
         monkeypatch.setenv("CEP_CLOUD_API_KEY", "k-test")
-        monkeypatch.setenv("CEP_CACHE_DIR", str(tmp_path / "cache"))
         yield fake

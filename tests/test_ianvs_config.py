@@ -143,7 +143,7 @@ def test_shipped_example_config_is_valid(in_repo):
 @pytest.mark.parametrize("job, mode", [("benchmarkingjob_full.yaml", "mining-then-inference"),
                                        ("benchmarkingjob_full_itm.yaml", "inference-then-mining")])
 def test_full_grid_crosses_epsilon_only_with_the_methods_that_take_it(in_repo, job, mode):
-    from cloud_edge_privacy.gateway import EPSILON_METHODS
+    from cloud_edge_privacy.gateway import budgeted_methods
 
     j = load_benchmarking_job(f"examples/TAB/cloud_edge_collaborative_inference_bench/{job}")
     assert j.testenv.mining_mode == mode
@@ -153,4 +153,7 @@ def test_full_grid_crosses_epsilon_only_with_the_methods_that_take_it(in_repo, j
     assert masking == sorted(["none", "suppression", "placeholder", "pseudonym", "generalization", "adaptive"])
     assert all("epsilon" not in hp for name, hp in cases if name == "masking")
     dp = {(hp["privacy_method"], hp["epsilon"]) for name, hp in cases if name == "dp"}
-    assert dp == {(m, e) for m in EPSILON_METHODS for e in (0.5, 1, 2, 4, 8)}
+    dp_methods = {m for m, _ in dp}
+    assert dp_methods <= set(budgeted_methods())
+    assert dp == {(m, e) for m in dp_methods for e in (0.5, 1, 2, 4, 8)}
+    assert dp_methods == {"dp_numbers", "metric_dp_words", "prism_ldp", "uniform_ldp"}

@@ -51,10 +51,13 @@ def test_fixed_router_records_its_route():
 
 def test_uniform_ldp_touches_every_word_selective_only_entities():
     text = "Anna Berg has a fever and a cough."
-    uni = get_operator("uniform_ldp", epsilon=1.0)(text, [Span(0, 9, "PERSON")], seed=0)
-    sel = get_operator("metric_dp_words", epsilon=1.0)(text, [Span(0, 9, "PERSON")], seed=0)
+    from cloud_edge_privacy.randomness import Randomness
+
+    rand = Randomness.benchmark(0)
+    uni = get_operator("uniform_ldp", epsilon=1.0)(text, [Span(0, 9, "PERSON")], rand)
+    sel = get_operator("metric_dp_words", epsilon=1.0)(text, [Span(0, 9, "PERSON")], rand)
     assert sel.text.endswith("has a fever and a cough.")
-    assert len(uni.replacements) == 8 and uni.text != text and uni.epsilon > sel.epsilon
+    assert len(uni.replacements) == 8 and uni.text != text and uni.epsilon_by_kind()['metric'] > sel.epsilon_by_kind()['metric']
 
 
 def test_route_shares_and_judge_parsing(monkeypatch):
@@ -72,6 +75,7 @@ def test_route_shares_and_judge_parsing(monkeypatch):
         def chat(self, messages):
             return {"answer": self.replies.pop(0)}
 
-    monkeypatch.setattr(judge, "_judge", FakeJudge(["Score: 7", "I'd say 10/10", "no idea", "3"]))
+    fake = FakeJudge(["Score: 7", "I'd say 10/10", "no idea", "3"])
+    monkeypatch.setattr(judge, "default_judge", lambda: fake)
     assert judge.llm_judge(y_true, y_pred) == round((7 + 10 + 3) / 3, 3)   # "no idea" is skipped
     assert math.isnan(judge.judge_score("q", "   "))

@@ -81,11 +81,13 @@ def _needles(prot: ProtectedFields, common: Set[str]) -> List[Tuple[str, str, "r
 
 
 def check_egress(prot: ProtectedFields, structured: Optional[Any] = None,
-                 outgoing: Optional[Sequence[str]] = None) -> List[Finding]:
+                 outgoing: Optional[Sequence[str]] = None, randomized_release: bool = False) -> List[Finding]:
     """Findings for one request (empty list: safe to send).
 
     ``outgoing`` are the final message contents (the protected fields inside our templates); rule 3 scans
-    them, defaulting to the protected fields themselves.
+    them, defaulting to the protected fields themselves.  ``randomized_release`` (a DP operator) skips rule 2:
+    a randomized mechanism may release the true value by chance, and blocking exactly then would make the
+    guard's decision depend on the private value (a side channel that breaks the DP guarantee).
     """
     if prot.result is None:  # the unprotected baseline: nothing to check against, by definition
         return []
@@ -101,7 +103,7 @@ def check_egress(prot: ProtectedFields, structured: Optional[Any] = None,
                 if m:
                     findings.append(Finding(f"{rule}_in_clear", cat, i, _fp(m.group())))
     # 2. replacements of direct identifiers that still carry a piece of the original
-    for span, new in prot.replaced:
+    for span, new in ([] if randomized_release else prot.replaced):
         if span.category not in ("PERSON", "CODE"):
             continue
         original = prot.joined[span.start:span.end]
@@ -114,8 +116,8 @@ def check_egress(prot: ProtectedFields, structured: Optional[Any] = None,
         surrogates = [new for _, new in prot.replaced]
         for i, text in enumerate(outgoing if outgoing is not None else prot.fields):
             for s in structured.analyze(text):
-                value = text[s.start:s.end]
-                if not any(value in sur for sur in surrogates):
+                value = text[s.start:s.end].strip(" \t\n.,;:!?()[]{}<>\"'")
+                if value and not any(value in sur for sur in surrogates):
                     findings.append(Finding("structured_identifier_in_clear", s.category, i, _fp(value)))
     return _dedupe(findings)
 

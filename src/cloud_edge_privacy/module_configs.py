@@ -42,6 +42,20 @@ class EdgeModelConfig(_Strict):
     detector: str = "default"
 
 
+class BudgetConfig(_Strict):
+    """Limits per kind of ε; a kind left out (None) is not limited by this budget.  Kinds never add up."""
+
+    pure: Optional[float] = None
+    approximate: Optional[float] = None
+    delta: float = Field(1e-5, gt=0, lt=1)
+    metric: Optional[float] = None
+
+    @field_validator("pure", "approximate", "metric")
+    @classmethod
+    def _finite(cls, v: Optional[float], info: Any) -> Optional[float]:
+        return _positive_finite(info.field_name, v)
+
+
 class CloudModelConfig(_Strict):
     """The cloud path: privacy method and its parameters, randomness, budgets and the endpoint."""
 
@@ -51,8 +65,8 @@ class CloudModelConfig(_Strict):
     detector: str = "default"
     randomness: Literal["benchmark", "deployment"] = "benchmark"
     seed: int = 42
-    budget_per_document: Optional[float] = None
-    budget_per_session: Optional[float] = None
+    budget_per_document: Optional[BudgetConfig] = None
+    budget_per_session: Optional[BudgetConfig] = None
     max_tokens: int = Field(128, ge=1)
     temperature: float = Field(0.0, ge=0.0)
     timeout_s: float = Field(300.0, gt=0)
@@ -64,7 +78,7 @@ class CloudModelConfig(_Strict):
     cache: bool = True
     refine_model: str = "qwen2.5-coder-0.5b-instruct"
 
-    @field_validator("epsilon", "budget_per_document", "budget_per_session")
+    @field_validator("epsilon")
     @classmethod
     def _finite(cls, v: Optional[float], info: Any) -> Optional[float]:
         return _positive_finite(info.field_name, v)

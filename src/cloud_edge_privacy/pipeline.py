@@ -37,14 +37,19 @@ def randomness_for(config: CloudModelConfig) -> Randomness:
 
 
 def build_accountant(config: CloudModelConfig) -> Any:
-    """Per-document and per-session pure-ε budgets (None: no limit beyond the operator's own)."""
+    """Per-document and per-session budgets, one limit per kind of ε (None: no limit beyond the operator's own)."""
     if config.budget_per_document is None and config.budget_per_session is None:
         return None
     from .desensitization.accountant import Budget, PrivacyAccountant
 
-    doc = Budget(pure=config.budget_per_document) if config.budget_per_document is not None else None
-    ses = Budget(pure=config.budget_per_session) if config.budget_per_session is not None else None
-    return PrivacyAccountant(per_document=doc, per_session=ses)
+    def budget(b: Any) -> Any:
+        if b is None:
+            return None
+        return Budget(pure=b.pure, approximate=(b.approximate, b.delta) if b.approximate is not None else None,
+                      metric=b.metric)
+
+    return PrivacyAccountant(per_document=budget(config.budget_per_document),
+                             per_session=budget(config.budget_per_session))
 
 
 def safe_reason(exc: BaseException) -> str:
@@ -128,7 +133,8 @@ class EdgePipeline:
     def guard(self, prot: ProtectedFields, messages: List[Dict[str, Any]]) -> float:
         """Raise :class:`EgressBlocked` if anything identifying is in ``messages``; returns the time taken."""
         t0 = time.perf_counter()
-        findings = check_egress(prot, self.structured, outgoing_texts(messages))
+        findings = check_egress(prot, self.structured, outgoing_texts(messages),
+                                randomized_release=getattr(self.gateway.operator, "randomized_release", False))
         if findings:
             raise EgressBlocked(f"egress guard blocked the request: {len(findings)} finding(s): "
                                 + "; ".join(f.describe() for f in findings[:5]))

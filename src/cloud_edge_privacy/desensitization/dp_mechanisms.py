@@ -391,6 +391,8 @@ class DPNumbers:
     """
 
     name = "dp_numbers"
+    # A randomized mechanism may release the true value by chance; the egress guard must not block on that.
+    randomized_release = True
 
     def __init__(self, **params: Any) -> None:
         self.params = DPNumbersParams(**params)
@@ -544,6 +546,8 @@ class MetricDPWords:
     """Replace each word of a detected span by the vocabulary word nearest to its noised embedding."""
 
     name = "metric_dp_words"
+    # A randomized mechanism may release the true value by chance; the egress guard must not block on that.
+    randomized_release = True
 
     def __init__(self, **params: Any) -> None:
         self.params = MetricWordsParams(**params)
@@ -591,6 +595,8 @@ class UniformMetricDP(MetricDPWords):
     """PRISM's "Uniform LDP" baseline: metric-DP replacement of *every* word, detected or not."""
 
     name = "uniform_ldp"
+    # A randomized mechanism may release the true value by chance; the egress guard must not block on that.
+    randomized_release = True
 
     def __call__(self, text: str, spans: Sequence[Span], rand: Randomness, scope: str = "") -> Desensitized:
         every_word = [Span(m.start(), m.end(), "WORD", 1.0, "uniform") for m in re.finditer(r"\w+", text)]
@@ -676,6 +682,8 @@ class PrismTwoLayerLDP:
     """
 
     name = "prism_ldp"
+    # A randomized mechanism may release the true value by chance; the egress guard must not block on that.
+    randomized_release = True
 
     def __init__(self, **params: Any) -> None:
         self.params = PrismParams(**params)
