@@ -13,8 +13,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from cloud_edge_privacy.metrics.performance import lo_pct, ti_pct  # noqa: E402
+from cloud_edge_privacy.context import CONTEXTS  # noqa: E402
 from cloud_edge_privacy.models.llama_edge import LlamaEdgeModel  # noqa: E402
-from cloud_edge_privacy.models.openai_cloud import OpenAICloudModel  # noqa: E402
+from cloud_edge_privacy.module_configs import CloudModelConfig  # noqa: E402
+from cloud_edge_privacy.pipeline import EdgePipeline, edge_inference  # noqa: E402
 from cloud_edge_privacy.stats import percentile  # noqa: E402
 from cloud_edge_privacy.tab_data import DEFAULT_INSTRUCTION, load_tab, sample_tab_path  # noqa: E402
 
@@ -41,14 +43,15 @@ def main() -> None:
     edge = LlamaEdgeModel(max_tokens=96, cache=False)
     edge.load()
     figures = {}
+    ctx = CONTEXTS.get("workspace/bench_pipeline")
     for method in ("none", args.method):
-        cloud = OpenAICloudModel(privacy_method=method, max_tokens=96, cache=False)
-        cloud.inference(xs[0])  # warm-up: server start and first prompt are not steady state
+        cloud = EdgePipeline(ctx, CloudModelConfig(privacy_method=method, max_tokens=96, cache=False))
+        cloud.cloud(xs[0])  # warm-up: server start and first prompt are not steady state
         lat, results = [], []
         t0 = time.perf_counter()
         for x in xs:
             t = time.perf_counter()
-            results.append(cloud.inference(x))
+            results.append(cloud.cloud(x))
             lat.append(time.perf_counter() - t)
         figures[method] = (len(xs) / (time.perf_counter() - t0) * 60, lat, results)
         print(f"cloud route, {method:12s}: {figures[method][0]:.2f} samples/min, "
@@ -57,7 +60,7 @@ def main() -> None:
     t0 = time.perf_counter()
     for x in xs:
         t = time.perf_counter()
-        edge.predict(x)
+        edge_inference(x, edge, ctx.detector("default"))
         lat.append(time.perf_counter() - t)
     print(f"edge route             : {len(xs) / (time.perf_counter() - t0) * 60:.2f} samples/min, "
           f"p50 {percentile(lat, .5):.1f} s, p95 {percentile(lat, .95):.1f} s")
