@@ -298,6 +298,18 @@ def test_all_caps_and_lower_case_names_keep_their_case():
     assert restore_answer(f"They {given} the day.", r) == f"They {given} the day."   # a lone lower-case word stays
 
 
+def test_titles_and_particles_leave_nothing_of_the_original():
+    text = "Herr Ludwig van Beethoven wrote to Mlle Anna de la Cruz and to van."
+    spans = spans_for(text, [("Herr Ludwig van Beethoven", "PERSON"), ("Mlle Anna de la Cruz", "PERSON"),
+                             ("van", "PERSON")])
+    r = op()(text, spans, dep(), "d")
+    first, second = sur_of(r, "Herr Ludwig van Beethoven"), sur_of(r, "Mlle Anna de la Cruz")
+    assert re.fullmatch(r"Mr [A-Z][a-z]+ [A-Z][A-Za-z]+", first) and re.fullmatch(r"Ms [A-Z][a-z]+ [A-Z][A-Za-z]+",
+                                                                                   second)
+    assert re.fullmatch(r"\[PERSON_\d{4}\]", sur_of(r, "van"))      # nothing but a particle: a placeholder
+    assert restore_answer(f"{first} agreed.", r) == "Herr Ludwig van Beethoven agreed."
+
+
 def test_placeholders_are_keyed_and_restorable():
     text = "It lasted seven years under Project Nightjar."
     spans = spans_for(text, [("seven years", "DATETIME"), ("Project Nightjar", "MISC")])

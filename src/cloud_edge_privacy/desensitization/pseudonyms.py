@@ -36,6 +36,10 @@ from .surrogates import (DEFAULT_LOCALES, NameSource, code_surrogate, date_varia
 
 _TITLES = frozenset({"mr", "mrs", "ms", "miss", "mme", "mlle", "dr", "prof", "professor", "judge", "sir", "dame",
            "lord", "lady", "herr", "frau", "sr", "sra", "sig", "sig.ra", "rev"})
+# titles kept as they are; the others are written as their English equivalent (a "Herr" or "Sra" says where
+# the person is from, and a kept word of the original would look like a leak to the egress guard)
+_TITLE_AS = {"herr": "Mr", "frau": "Mrs", "mlle": "Ms", "sra": "Mrs", "sr": "Mr", "sig": "Mr", "sig.ra": "Mrs",
+             "rev": "Mr", "dame": "Ms"}
 _PARTICLES = frozenset({"van", "von", "de", "der", "den", "da", "di", "del", "della", "dos", "das", "du", "la", "le",
               "bin", "ibn", "al", "el", "ter", "ten", "y", "zu"})
 # words that say what kind of organisation or place something is; kept, and never counted as identifying
@@ -195,7 +199,7 @@ class _PersonToken:
     """One token of a person span: its text, its role and where its replacement goes."""
 
     text: str
-    kind: str  # "given", "family", "initial", or "keep" (titles, particles, punctuation)
+    kind: str  # "given", "family", "initial", or "keep" (titles, punctuation)
     core: str = ""
     suffix: str = ""
 
@@ -207,8 +211,11 @@ def _split_person(surface: str) -> List[List[_PersonToken]]:
     for w in words:
         bare = w.rstrip(",;:")
         tail = w[len(bare):]
-        if bare.lower().rstrip(".") in _TITLES or (bare.islower() and bare in _PARTICLES):
-            out.append([_PersonToken(w, "keep")])
+        title = bare.lower().rstrip(".")
+        if title in _TITLES:
+            out.append([_PersonToken(_TITLE_AS.get(title, bare) + tail, "keep")])
+            continue
+        if bare.islower() and bare in _PARTICLES:  # "van", "de la": left out (they hint at where one is from)
             continue
         if len(bare) > 2 and bare.endswith(".") and bare[:-1].isalpha():  # "Smith." at the end of a sentence
             bare, tail = bare[:-1], "." + tail
@@ -267,7 +274,7 @@ class ConsistentPseudonyms:
         def replace(span: Span, original: str) -> str:
             if span.category == "PERSON":
                 sur = self._render_person(people[span], vault, primary)
-                if _norm(sur) == _norm(original):  # no name word in it (e.g. "the applicant"): a placeholder
+                if not sur.strip() or _norm(sur) == _norm(original):  # no name word ("the applicant"): a placeholder
                     sur = vault.assign("PERSON", _norm(original), _placeholder_maker("PERSON", _norm(original), rand),
                                        exact=True)
             elif span.category == "DATETIME":
