@@ -172,13 +172,16 @@ class NameRecognizer:
                         break
                     names += 1
                     j += 1
-                if names >= 2:
+                after = tokens[j][2].lower() if j < n else ""
+                if names >= 2 and after not in _INSTITUTION_WORDS and tokens[j - 1][2].lower() not in _INSTITUTION_WORDS:
                     out.append(Span(s, tokens[j - 1][1], "PERSON", 0.75, "names:list"))
                     i = j
                     continue
                 # a lone capitalised first name inside a sentence
                 before = text[max(0, s - 3):s]
+                nxt = tokens[i + 1][2].lower() if i + 1 < n else ""
                 if case(tok) == "title" and len(tok) >= 3 and tok.lower() not in stop and i > 0 \
+                        and tok.lower() not in _PLACES and nxt not in _INSTITUTION_WORDS \
                         and not re.search(r"[.!?:\n\"“(]\s*$|^\s*$", before):
                     out.append(Span(s, e, "PERSON", 0.6, "names:first"))
                     i += 1
@@ -206,6 +209,17 @@ class NameRecognizer:
         return out
 
 
+_INSTITUTION_WORDS = frozenset((
+    "court", "courts", "council", "tribunal", "committee", "commission", "ministry", "university", "hospital", "bank",
+    "ltd", "inc", "gmbh", "street", "road", "avenue", "school", "college", "party", "group", "company", "association",
+    "regulation", "directorate", "office", "department", "agency", "fund", "law", "act", "army", "police", "prison"))
+# First names that are far more often places or institutions in running text.
+_PLACES = frozenset((
+    "london", "paris", "berlin", "vienna", "rome", "madrid", "sydney", "florence", "victoria", "georgia", "jordan",
+    "israel", "ireland", "england", "scotland", "wales", "france", "china", "india", "kenya", "brittany", "chelsea",
+    "lincoln", "washington", "austin", "dallas", "denver", "houston", "phoenix", "orlando", "madison", "charlotte",
+    "council", "court", "justice", "europe", "african", "american", "asia", "america", "sierra", "turkey", "roma",
+    "istanbul", "ankara", "izmir", "moscow", "warsaw", "prague", "dublin", "lisbon", "athens", "geneva", "milan"))
 _PARTICLES = frozenset(("de", "da", "do", "das", "dos", "del", "della", "di", "du", "van", "von", "der", "den", "ten",
                         "ter", "le", "la", "bin", "binti", "al", "el", "y", "e", "zu", "op"))
 _SIGNOFF = re.compile(r"(?i)thanks|thank you|best|regards|cheers|love|sincerely|yours|sign")

@@ -15,6 +15,7 @@ from .structured import SECRET_PREFIX
 _SOURCE_PRIORITY = {"secret": 5, "structured": 4, "address": 4, "regex": 3, "tab_ner": 2, "names": 2, "federated": 2,
                     "org": 1, "spacy": 1, "presidio": 1, "age": 1, "place": 0.5, "coref": 0}
 _PROPAGATE = {"PERSON", "ORG", "LOC", "CODE"}
+_ACRONYM = re.compile(r"\s*\((?:the\s+)?[“\"]?([A-Z]{2,8})[”\"]?\)")
 _TITLES = {"mr", "mrs", "ms", "dr", "judge", "mr.", "mrs.", "ms.", "dr."}
 
 
@@ -60,10 +61,16 @@ def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3) -> Li
         surface = text[s.start : s.end]
         source = SECRET_PREFIX + "coref" if s.source.startswith(SECRET_PREFIX) else "coref"
         forms.setdefault(_normalize(surface), (s.category, source))
+        if s.category in ("ORG", "LOC"):  # "Employment Appeal Tribunal (EAT)": the acronym names it too
+            acronym = _ACRONYM.match(text, s.end)
+            if acronym:
+                exact.setdefault(acronym.group(1), s.category)
         if s.category == "PERSON":
             raw = re.split(r"\s+", surface.strip())
             tokens = [t for t in raw if t.lower() not in _TITLES]
             titled = len(tokens) < len(raw)
+            if titled and len(tokens) >= 2:  # "Ms Melahat Filiz" -> also "Melahat Filiz" elsewhere
+                forms.setdefault(_normalize(" ".join(tokens)), ("PERSON", "coref"))
             if (len(tokens) >= 2 or titled) and tokens and tokens[-1][:1].isupper():
                 if len(tokens[-1]) >= min_len:
                     forms.setdefault(_normalize(tokens[-1]), ("PERSON", "coref"))
@@ -76,7 +83,7 @@ def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3) -> Li
         for m in surface_pattern(form, re.IGNORECASE).finditer(text):
             extra.append(Span(m.start(), m.end(), cat, 0.7, source))
     for form, cat in exact.items():
-        for m in surface_pattern(form).finditer(text):
+        for m in surface_pattern(form).finditer(text):  # case-sensitive: "Li", "EAT"
             extra.append(Span(m.start(), m.end(), cat, 0.7, "coref"))
     return merge_spans(list(spans) + extra)
 

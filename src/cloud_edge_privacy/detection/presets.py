@@ -26,17 +26,18 @@ from .structured import StructuredRecognizer
 
 
 def _user_prompt_recognizers() -> List[object]:
-    from .free_text import AddressRecognizer, AgePlaceRecognizer, DateAndPlaceRecognizer, OrganisationRecognizer
+    from .free_text import (AddressRecognizer, AgePlaceRecognizer, CourtTextRecognizer, DateAndPlaceRecognizer,
+                            OrganisationRecognizer)
     from .names import NameRecognizer
 
     return [StructuredRecognizer(), RegexRecognizer(), AddressRecognizer(), OrganisationRecognizer(),
-            AgePlaceRecognizer(), DateAndPlaceRecognizer(), NameRecognizer()]
+            AgePlaceRecognizer(), DateAndPlaceRecognizer(), CourtTextRecognizer(), NameRecognizer()]
 
 
 def _default() -> Detector:
-    from .tab_ner_recognizer import TabNerRecognizer
+    from .tab_ner_recognizer import TabNerRecognizer, transfer_model_dir
 
-    return Detector(_user_prompt_recognizers() + [TabNerRecognizer()], name="default")
+    return Detector(_user_prompt_recognizers() + [TabNerRecognizer(str(transfer_model_dir()))], name="default")
 
 
 def _legal() -> Detector:
