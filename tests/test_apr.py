@@ -77,3 +77,20 @@ def test_plots_from_a_hand_built_job(tmp_path):
     assert made == ["latency_breakdown.png", "routes.png", "privacy_utility.png"]
     for name in made:
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_failed_samples_count_as_zero_quality():
+    base = _case("none", "none", [_pred("A", True, "x"), _pred("B", True, "y")])
+    failed = [_pred("A", True, ""), _pred("B", True, "")]
+    for p in failed:
+        p["result"]["status"] = "privacy_failure"
+    nothing = _case("dp ε=0", "dp_numbers", failed, eps="0")
+    half = _case("placeholder", "placeholder", [_pred("A", True, "x"), dict(failed[1])])
+    rows = {r["label"]: r for r in apr_rows([base, nothing, half], judge=judge, embed=embed)}
+    # answers nothing: similarity 0 on both samples, judge 0 / baseline (8 + 6) / 2
+    assert rows["dp ε=0"]["n"] == 2 and rows["dp ε=0"]["n_failed"] == 2
+    assert rows["dp ε=0"]["apr_similarity"] == 0.0 and rows["dp ε=0"]["apr_judge"] == 0.0
+    # one answered identically (similarity 1, judge 8), one failed (0, 0): 0.5 and 8 / 14
+    assert rows["placeholder"]["apr_similarity"] == pytest.approx(0.5)
+    assert rows["placeholder"]["apr_judge"] == pytest.approx(8 / 14)
+    assert rows["placeholder"]["similarities"] == [1.0, 0.0]

@@ -191,3 +191,58 @@ def test_inference_attack_counts_recovered_values(monkeypatch):
     pred = _pred(sent, masks)
     # two masked DIRECT mentions attacked (LOC is QUASI): the first guess recovers "John Smith" -> 1/2
     assert attacks.inference_attack_rate([GOLD], [pred], attacker=FakeLM(["john smith", "Peter"])) == 0.5
+
+
+def _res(status, sent=None, answer="", route="cloud"):
+    return {"status": status, "route": route, "answer": answer,
+            "sent_messages": None if sent is None else [{"role": "user", "content": sent}], "masks": [],
+            "timings_ms": {"cloud_call": 100.0}}
+
+
+def test_completion_counts_and_leakage_over_completed_or_sent_samples():
+    ok = _res("ok", "Mr [PERSON] lives in Oslo. [PERSON] was born in [DATE].", "answer")  # leaks Oslo (QUASI, 3)
+    failed_closed = _res("privacy_failure")                                             # nothing sent
+    failed_after_send = _res("cloud_failure", TEXT)                                     # everything sent, no answer
+    y_true = [GOLD, GOLD, GOLD]
+    y_pred = [[True, ok, None, ok], [True, failed_closed, None, failed_closed],
+              [True, failed_after_send, None, failed_after_send]]
+    assert performance.n_completed(y_true, y_pred) == 1 and performance.n_failed(y_true, y_pred) == 2
+    assert performance.privacy_failures(y_true, y_pred) == 1
+    # counted: the completed sample (1 of 4 mentions leaked, weight 3 of 16) and the cloud failure whose
+    # traffic left (4 of 4 leaked, 16 of 16); the failed-closed sample is not counted
+    assert privacy.pdr(y_true, y_pred) == round(1 - 5 / 8, 6)
+    assert privacy.sels(y_true, y_pred) == round(19 / 32, 6)
+    assert privacy.leak_direct(y_true, y_pred) == 2       # John Smith and Smith, from the failed request
+    # latency over completed samples only
+    assert performance.latency_mean_ms(y_true, y_pred) == 100.0
+    # a configuration that fails closed on everything leaks nothing but also counts nothing
+    only_failed = [[True, failed_closed, None, failed_closed]]
+    assert performance.n_completed([GOLD], only_failed) == 0 and privacy.leak_direct([GOLD], only_failed) == 0
+
+
+def test_llm_judge_counts_failed_samples_as_zero(monkeypatch):
+    from cloud_edge_privacy.metrics import judge
+
+    class Fixed:
+        def chat(self, messages):
+            return {"answer": "8"}
+
+    ok, failed = _res("ok", "x", "an answer"), _res("privacy_failure")
+    y_pred = [[True, ok, None, ok], [True, failed, None, failed]]
+    assert judge.judge_score("q", "an answer", Fixed()) == 8.0
+    assert math.isnan(judge.judge_score("q", "", Fixed()))
+    # with the default judge replaced: (8 + 0) / 2
+    monkeypatch.setattr(judge, "default_judge", lambda: Fixed())
+    assert judge.llm_judge([GOLD, GOLD], y_pred) == 4.0
+
+
+def test_iar_is_the_worst_cheap_attack_not_a_blend():
+    from cloud_edge_privacy.metrics import attacks
+
+    # co-reference leak 1/1 (John Smith hidden, Smith in clear), oracle linking 1/1 (unique match)
+    sent = "Mr [PERSON] lives in Oslo. Smith was born in 1961."
+    assert attacks.coref_leak_rate([GOLD], [_pred(sent)]) == 1.0
+    assert attacks.iar([GOLD], [_pred(sent)]) == 0.0
+    # everything hidden: coref leak 0/3 entities, oracle linking 0 (no known value matches): iar = 1
+    hidden = "Mr [PERSON] lives in [LOC]. [PERSON] was born in [DATE]."
+    assert attacks.coref_leak_rate([GOLD], [_pred(hidden)]) == 0.0 and attacks.iar([GOLD], [_pred(hidden)]) == 1.0
