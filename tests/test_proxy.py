@@ -39,7 +39,7 @@ def _leaks(fake):
 class Proxy:
     """A proxy app served by uvicorn in a thread; ``engine`` may be shared with other instances."""
 
-    def __init__(self, upstream, audit_dir, engine=None, client_key="", **extra):
+    def __init__(self, upstream, audit_dir, engine=None, client_key="", transport=None, **extra):
         import uvicorn
 
         from cloud_edge_privacy.models.local_server import free_port
@@ -50,7 +50,8 @@ class Proxy:
         self.settings = load_settings(dict({"upstream": upstream, "port": self.port, "method": "placeholder",
                                             "audit_dir": str(audit_dir), "max_retries": 2}, **extra))
         self.app = create_app(self.settings, Secrets("sk-upstream-0123456789", client_key),
-                              randomness=Randomness.deployment(bytes.fromhex(KEY)), engine=engine)
+                              randomness=Randomness.deployment(bytes.fromhex(KEY)), engine=engine,
+                              transport=transport)
         self.engine = self.app.state.proxy.engine
         self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port,
                                                     log_level="warning"))
@@ -327,3 +328,34 @@ def test_pseudonym_answers_stream_back_exactly_as_plain_restoration(proxy):
         r = prepared.text_restorer()
         out = "".join(r.feed(sent[i:i + size]) for i in range(0, len(sent), size)) + r.flush()
         assert out == prot.restore(sent) == text
+
+
+def test_participant_names_are_not_forwarded_and_a_json_answer_to_a_stream_request_is_streamed(proxy, tmp_path):
+    """An upstream that ignores ``stream: true`` still gives the client a (restored) stream."""
+    seen = []
+
+    def handler(request):
+        body = json.loads(request.content)
+        seen.append(body)
+        text = body["messages"][-1]["content"]
+        return httpx.Response(200, json={"id": "j", "object": "chat.completion", "created": 0, "model": "m",
+                                         "choices": [{"index": 0, "finish_reason": "stop",
+                                                      "message": {"role": "assistant", "content": text}}]})
+
+    with Proxy("http://upstream.invalid/v1", tmp_path, engine=proxy.engine,
+               transport=httpx.MockTransport(handler)) as p:
+        stream = p.client().chat.completions.create(
+            model="m", stream=True, messages=[{"role": "user", "name": "john_smith", "content": PROMPT}])
+        got = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+    assert got == PROMPT
+    assert "name" not in seen[0]["messages"][0] and "smith" not in json.dumps(seen).lower()
+
+
+def test_app_refuses_a_public_bind_without_client_key(proxy, tmp_path):
+    from cloud_edge_privacy.errors import ConfigError
+    from cloud_edge_privacy.proxy import Secrets, create_app, load_settings
+
+    s = load_settings({"upstream": "http://127.0.0.1:9/v1", "host": "0.0.0.0", "method": "placeholder",
+                       "audit_dir": str(tmp_path)})
+    with pytest.raises(ConfigError, match="client key"):
+        create_app(s, Secrets(), engine=proxy.engine)

@@ -26,7 +26,7 @@ from ..errors import PrivacyGatewayError
 from ..pipeline import EgressBlocked, safe_reason
 from ..randomness import Randomness
 from .engine import Prepared, PrivacyEngine, restore_completion
-from .settings import ProxySettings, Secrets
+from .settings import ProxySettings, Secrets, is_loopback
 from .stream import StreamRestorer
 from .upstream import Upstream, UpstreamUnavailable, error_body, parse_json
 
@@ -99,6 +99,10 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
     ``engine``: reuse an already built privacy engine (its settings, audit log and key win); the app then
     leaves the engine's worker threads running when it shuts down.
     """
+    if not is_loopback(settings.host) and not secrets.client_key:
+        from ..errors import ConfigError
+
+        raise ConfigError(f"bound to {settings.host} without a client key (${settings.client_key_env})")
     owns_engine = engine is None
     if engine is None:
         rand = randomness or Randomness.deployment(require_key=True)
@@ -210,7 +214,8 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
             return _error(500, f"audit log not writable ({type(exc).__name__}); nothing was sent upstream",
                           "privacy_gateway_error", "audit_failure", request_id)
         headers = {"x-request-id": request_id, "x-privacy-ms": f"{privacy_ms:.1f}"}
-        if resp.status_code >= 400 or not stream:
+        event_stream = resp.headers.get("content-type", "").startswith("text/event-stream")
+        if resp.status_code >= 400 or not stream or not event_stream:  # an upstream may ignore stream: true
             content = state.upstream.scrub(await resp.aread())
             await resp.aclose()
             if resp.status_code >= 400:
@@ -221,6 +226,9 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
                 return _error(502, "the upstream answered 200 with a body that is not a JSON object",
                               "upstream_error", None, request_id)
             restored, _ = await anyio.to_thread.run_sync(restore_completion, parsed, prepared)
+            if stream:  # the client asked for a stream: give it one, in a single chunk
+                return StreamingResponse(_as_stream(restored), status_code=resp.status_code, headers=headers,
+                                         media_type="text/event-stream")
             return JSONResponse(restored, status_code=resp.status_code, headers=headers)
         return StreamingResponse(_restore_stream(resp, prepared), status_code=resp.status_code,
                                  headers=headers, media_type="text/event-stream")
@@ -290,6 +298,20 @@ class _ChunkRestorer:
                 out.append(dict(self.last, object="chat.completion.chunk",
                                 choices=[{"index": i, "delta": delta, "finish_reason": None}]))
         return out
+
+
+async def _as_stream(data: Dict[str, Any]) -> AsyncIterator[bytes]:
+    """A complete (restored) chat completion as server-sent events: one chunk per choice, then [DONE]."""
+    for choice in data.get("choices") or []:
+        msg = dict(choice.get("message") or {})
+        calls = msg.get("tool_calls")
+        if calls:
+            msg["tool_calls"] = [dict(c, index=k) for k, c in enumerate(calls)]
+        yield _sse({"id": data.get("id", ""), "object": "chat.completion.chunk", "created": data.get("created", 0),
+                    "model": data.get("model", ""),
+                    "choices": [{"index": choice.get("index", 0), "delta": msg,
+                                 "finish_reason": choice.get("finish_reason") or "stop"}]})
+    yield b"data: [DONE]\n\n"
 
 
 def _sse(obj: Any) -> bytes:

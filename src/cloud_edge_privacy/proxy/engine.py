@@ -151,7 +151,9 @@ class PrivacyEngine:
             extra = [json.dumps(body[k], ensure_ascii=False) for k in SCANNED if body.get(k) is not None]
             # extra texts ride along as pseudo-messages: guard() scans the content of each (rule 3)
             guard_ms = p.guard(prot, messages + [{"role": "scan", "content": t} for t in extra])
-        out["messages"] = messages
+        # a participant's ``name`` is free text the operators do not rewrite: it is not forwarded
+        out["messages"] = [{k: v for k, v in m.items() if k != "name" or m.get("role") in ("tool", "function")}
+                           for m in messages]
         detected = dict(sorted(Counter(s.category for s in prot.spans).items()))
         timings = dict(prot.timings_ms, egress_guard_ms=guard_ms)
         return Prepared(prot, out, detected, timings)
