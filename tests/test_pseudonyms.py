@@ -78,6 +78,19 @@ def test_same_value_same_surrogate_in_every_document_and_call_under_one_key():
     assert again.text == op()(TEXT, SPANS, dep(), "conversation-7").text
 
 
+def test_a_growing_conversation_keeps_its_surrogates():
+    turn1 = "Anna Berg lives in Oslo since 3 May 1961."
+    turn2 = turn1 + "\n\nThanks. Tom Hall met Anna Berg in Bergen on 4 May 1961; write to tom@hall.example."
+    items1 = [("Anna Berg", "PERSON"), ("Oslo", "LOC"), ("3 May 1961", "DATETIME")]
+    items2 = items1 + [("Tom Hall", "PERSON"), ("Anna Berg", "PERSON"), ("Bergen", "LOC"),
+                       ("4 May 1961", "DATETIME"), ("tom@hall.example", "CODE")]
+    a = op()(turn1, spans_for(turn1, items1), dep(), "conversation-1")
+    b = op()(turn2, spans_for(turn2, items2), dep(), "conversation-1")
+    for original, _ in items1:
+        assert sur_of(a, original) == sur_of(b, original)
+    assert restore_answer(b.text, b) == turn2
+
+
 def test_other_keys_give_other_surrogates_and_the_public_seed_recomputes_nothing():
     names = [sur_of(op()(TEXT, SPANS, dep(bytes([k]) * 32), "d"), "Ms Anna Berg") for k in range(8)]
     assert len(set(names)) >= 7
