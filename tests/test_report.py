@@ -92,6 +92,10 @@ def test_report_leaderboard_and_csv(job):
     assert rows[1]["epsilon_note"] == "no meaningful guarantee" and rows[2]["n_completed"] == "0"
     assert float(rows[1]["sels"]) == 0.375 and rows[1]["sels_n"] == "2"
     assert "all_rank:url" in head and rows[0]["randomness"] == RANDOMNESS
+    # between test cases: answering (similarity 1 on both samples) vs answering nothing (0): +1, significant
+    pairwise = text.split("## Which differences between test cases are significant")[1]
+    assert "**apr_similarity**: 1 of 1 pairs significant" in pairwise
+    assert "prism_ldp ε=16 − dp_numbers ε=0: +1.000 [+1.000, +1.000] (n=2, significant)" in pairwise
     # the per-metric section compares with the baseline on the same samples
     assert "### sels" in text and "-0.625" in text.split("### sels")[1].split("###")[0]
 

@@ -202,6 +202,42 @@ def _metric_sections(summaries: List[Dict[str, Any]], stats: Dict[str, Dict[str,
     return out
 
 
+PAIRWISE_METRICS = ("iar_trir", "sels", "apr_similarity")
+
+
+def pairwise_significance(summaries: List[Dict[str, Any]], stats: Dict[str, Dict[str, Dict[str, Any]]],
+                          metrics: Sequence[str] = PAIRWISE_METRICS) -> Dict[str, List[Tuple[str, str, Any]]]:
+    """For each metric, every pair of test cases (baseline excluded) with its paired bootstrap difference."""
+    out: Dict[str, List[Tuple[str, str, Any]]] = {}
+    labels = [s["label"] for s in summaries if s["method"] != BASELINE]
+    for name in metrics:
+        pairs = []
+        for i, a in enumerate(labels):
+            for b in labels[i + 1:]:
+                va, vb = stats.get(a, {}).get(name), stats.get(b, {}).get(name)
+                if va and vb:
+                    pairs.append((a, b, paired_difference(*_aligned(va, vb))))
+        out[name] = pairs
+    return out
+
+
+def _pairwise_section(summaries: List[Dict[str, Any]], stats: Dict[str, Dict[str, Dict[str, Any]]]) -> List[str]:
+    table = pairwise_significance(summaries, stats)
+    if not any(table.values()):
+        return []
+    out = ["## Which differences between test cases are significant", "",
+           "Paired bootstrap on the samples both test cases have (95%, no correction for multiple comparisons: "
+           "among k pairs about 5% of k look significant by chance alone). Only significant pairs are listed.", ""]
+    for name, pairs in table.items():
+        if not pairs:
+            continue
+        sig = [(a, b, d) for a, b, d in pairs if d.significant]
+        out.append(f"- **{name}**: {len(sig)} of {len(pairs)} pairs significant"
+                   + (":" if sig else "."))
+        out += [f"  - {a} − {b}: {d.fmt()}" for a, b, d in sig]
+    return out + [""]
+
+
 def _apr_section(rows: List[Dict]) -> List[str]:
     if not rows:
         return []
@@ -299,13 +335,16 @@ def write_report(output_dir: str, config_path: Optional[str] = None, data_file: 
             print(f"report: TRIR not computed: {exc}", file=sys.stderr)
     stats = {c["label"]: case_stats(c, gold, attacker, embeddings) for c in cases} if gold else {}
     apr_by = {r["label"]: r for r in apr}
+    for label, r in apr_by.items():  # APR per sample, for the paired comparisons between test cases
+        if label in stats:
+            stats[label]["apr_similarity"] = dict(zip(r["doc_ids"], r["similarities"]))
     summaries = [_summary(c, stats.get(c["label"], {}), apr_by.get(c["label"])) for c in cases]
     if cases:
         lines += _leaderboard(summaries)
         rank_dir = os.path.join(output_dir, "rank")
         if os.path.isdir(rank_dir):
             write_leaderboard_csv(os.path.join(rank_dir, "leaderboard.csv"), summaries, cases, labels)
-        lines += _metric_sections(summaries, stats) + _apr_section(apr)
+        lines += _metric_sections(summaries, stats) + _apr_section(apr) + _pairwise_section(summaries, stats)
     try:
         plots = make_plots(output_dir, apr, cases)
     except Exception as exc:  # a plot must never hide the leaderboard
