@@ -97,15 +97,20 @@ def _eps_value(eps: str) -> float:
 
 
 def _privacy_utility(plt, path: str, cases: List[Dict], apr: List[Dict]) -> bool:
-    """SELS against APR (left; the baseline sits at APR 1) and against 1 - CPP (right): colour = method,
+    """SELS and TRIR against APR (the baseline sits at APR 1), SELS against 1 - CPP: colour = method,
     marker size = ε (legend), so no text is drawn next to the points and nothing can overlap."""
     apr_by_label = {r["label"]: r["apr_similarity"] for r in apr}
+    apr_of = lambda c: 1.0 if _method_and_eps(c["row"])[0] == "none" else apr_by_label.get(c["label"], math.nan)  # noqa: E731
+    sels_x = ("sels", "SELS: sensitivity-weighted leakage (lower is more private)")
     panels = []
     if apr_by_label:
-        panels.append(("APR: answer similarity to the unprotected answer",
-                       lambda c: 1.0 if _method_and_eps(c["row"])[0] == "none" else apr_by_label.get(c["label"], math.nan)))
+        panels.append((sels_x, "APR: answer similarity to the unprotected answer", apr_of))
+        if any(not math.isnan(_f(c["row"].get("iar_trir"))) for c in cases):
+            panels.append((("iar_trir", "TRIR: share of sent texts re-identified (lower is more private)"),
+                           "APR: answer similarity to the unprotected answer", apr_of))
     if any(not math.isnan(_f(c["row"].get("cpp"))) for c in cases):
-        panels.append(("similarity of the sent text to the original (1 - CPP)", lambda c: 1.0 - _f(c["row"].get("cpp"))))
+        panels.append((sels_x, "similarity of the sent text to the original (1 - CPP)",
+                       lambda c: 1.0 - _f(c["row"].get("cpp"))))
     if not panels:
         return False
     fig, axes = plt.subplots(1, len(panels), figsize=(5.6 * len(panels) + 2.2, 4.8), squeeze=False)
@@ -116,16 +121,16 @@ def _privacy_utility(plt, path: str, cases: List[Dict], apr: List[Dict]) -> bool
     eps_levels = [e for e in eps_levels if not math.isnan(e)]
     size = lambda eps: 30.0 if math.isnan(eps) else 25.0 + 130.0 * (eps_levels.index(eps) + 1) / len(eps_levels)  # noqa: E731
     drawn = False
-    for ax, (ylabel, y_of) in zip(axes[0], panels):
+    for ax, ((xkey, xlabel), ylabel, y_of) in zip(axes[0], panels):
         for c in cases:
-            x, y = _f(c["row"].get("sels")), y_of(c)
+            x, y = _f(c["row"].get(xkey)), y_of(c)
             if math.isnan(x) or math.isnan(y):
                 continue
             method, eps = _method_and_eps(c["row"])
             ax.scatter(x, y, color=colors[method], s=size(_eps_value(eps)), alpha=0.6, edgecolors="black",
                        linewidths=0.4)
             drawn = True
-        ax.set_xlabel("SELS: sensitivity-weighted leakage (lower is more private)")
+        ax.set_xlabel(xlabel, fontsize=9)
         ax.set_ylabel(ylabel, fontsize=9)
         ax.grid(alpha=0.3)
     handles = [plt.Line2D([], [], marker="o", linestyle="", color=colors[m], label=m) for m in methods]
