@@ -63,10 +63,12 @@ def safe_reason(exc: BaseException) -> str:
 class EdgePipeline:
     """Protects and sends one sample's request to the cloud, then restores and refines the answer."""
 
-    def __init__(self, ctx: RunContext, config: CloudModelConfig) -> None:
+    def __init__(self, ctx: RunContext, config: CloudModelConfig, randomness: Optional[Randomness] = None) -> None:
+        """``randomness`` overrides the one the config names (the proxy passes a deployment randomness whose
+        secret key is required, so pseudonyms stay the same across requests and processes)."""
         self.ctx = ctx
         self.config = config
-        self.randomness = randomness_for(config)
+        self.randomness = randomness or randomness_for(config)
         self.detector = ctx.detector(config.detector)
         self.structured = ctx.detector("structured") if config.privacy_method != NO_PROTECTION else None
         self.gateway = PrivacyGateway(config.privacy_method, self.randomness, self.detector,
