@@ -1,0 +1,156 @@
+"""The grid: every method x ε x seed, PSR on TAB dev and membership inference, written as a table."""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import statistics
+import time
+from dataclasses import asdict
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from ..tab_data import TabDocument, load_tab
+from .mia import loss_threshold_attack
+from .model import Windows, make_windows, save_model
+from .simulation import DP_METHODS, METHODS, FedConfig, evaluate_psr, run_method
+
+DEFAULT_EPSILONS = (1.0, 10.0)
+
+
+def grid_cells(methods: Sequence[str], epsilons: Sequence[float]) -> List[Tuple[str, float]]:
+    """(method, ε) pairs: DP methods at each finite ε, the others at ε = ∞."""
+    cells: List[Tuple[str, float]] = []
+    for m in methods:
+        if m not in METHODS:
+            raise ValueError(f"unknown method '{m}' (expected one of {METHODS})")
+        cells.extend([(m, float(e)) for e in epsilons] if m in DP_METHODS else [(m, math.inf)])
+    return cells
+
+
+def evaluate_run(run: Dict[str, Any], train_docs: Sequence[TabDocument], dev_docs: Sequence[TabDocument],
+                 dev_windows: Windows, cfg: FedConfig, seed: int) -> Dict[str, Any]:
+    """PSR / token precision on dev, and the loss-threshold MIA (members = the model's training windows)."""
+    if "models" in run:  # local_only: mean over clients; MIA on each client's own data, averaged
+        psr, mia = [], []
+        for k, model in enumerate(run["models"]):
+            psr.append(evaluate_psr(model, dev_docs, cfg.threshold))
+            members = make_windows([train_docs[i] for i in run["parts"][k]], cfg.model)
+            mia.append(loss_threshold_attack(model, members, dev_windows, seed))
+        keys = ("PSR", "token_precision", "token_recall", "ER_di", "ER_qi")
+        out = {k: round(statistics.mean(p[k] for p in psr), 6) for k in keys}
+        out.update({k: round(statistics.mean(m[k] for m in mia), 4) for k in ("mia_auc", "mia_tpr_at_1fpr")})
+        out["mia_n_members"] = sum(m["mia_n_members"] for m in mia)
+        out["n_entities"] = psr[0]["n_entities"]
+        return out
+    model = run["model"]
+    res = evaluate_psr(model, dev_docs, cfg.threshold)
+    members = make_windows(train_docs, cfg.model)
+    res.update(loss_threshold_attack(model, members, dev_windows, seed))
+    return res
+
+
+def run_grid(train_path: str, dev_path: str, out_dir: str, *, methods: Sequence[str] = METHODS,
+             epsilons: Sequence[float] = DEFAULT_EPSILONS, seeds: Sequence[int] = (0, 1), cfg: Optional[FedConfig] = None,
+             max_train_docs: Optional[int] = None, max_dev_docs: Optional[int] = None,
+             log: Callable[[str], None] = print, export_path: Optional[str] = None,
+             export_method: str = "fedavg") -> List[Dict[str, Any]]:
+    """Run the grid, write ``grid_rows.json``, ``grid.csv`` and ``grid.md`` to ``out_dir``; return the rows.
+
+    With ``export_path``, the ``export_method`` model of the first seed is saved there for the recognizer.
+    """
+    cfg = cfg or FedConfig()
+    train_docs = load_tab(train_path)[:max_train_docs]
+    dev_docs = load_tab(dev_path)[:max_dev_docs]
+    dev_windows = make_windows(dev_docs, cfg.model)
+    os.makedirs(out_dir, exist_ok=True)
+    rows: List[Dict[str, Any]] = []
+    t_all = time.perf_counter()
+    for seed in seeds:
+        for method, eps in grid_cells(methods, epsilons):
+            run = run_method(method, train_docs, cfg, seed, eps)
+            ev = evaluate_run(run, train_docs, dev_docs, dev_windows, cfg, seed)
+            row = {"method": method, "epsilon": eps, "seed": seed, "train_seconds": round(run["seconds"], 1),
+                   **{k: ev[k] for k in ("PSR", "token_precision", "token_recall", "ER_di", "ER_qi", "mia_auc",
+                                         "mia_tpr_at_1fpr", "mia_n_members", "n_entities")},
+                   "privacy": run["privacy"]}
+            rows.append(row)
+            if export_path and method == export_method and seed == seeds[0] and "model" in run:
+                os.makedirs(os.path.dirname(os.path.abspath(export_path)), exist_ok=True)
+                save_model(run["model"], export_path, {"method": method, "epsilon": eps, "seed": seed,
+                                                       "threshold": cfg.threshold, "privacy": run["privacy"],
+                                                       "dev_PSR": row["PSR"], "dev_token_precision": row["token_precision"]})
+            log(f"[{time.perf_counter() - t_all:7.1f}s] {method:22s} eps={eps:<5} seed={seed} PSR={row['PSR']:.3f} "
+                f"tokP={row['token_precision']:.3f} MIA-AUC={row['mia_auc']:.3f} eps_total={run['privacy'].get('epsilon_total_rdp', '-')}")
+    wall = time.perf_counter() - t_all
+    meta = {"config": asdict(cfg), "seeds": list(seeds), "n_train_docs": len(train_docs), "n_dev_docs": len(dev_docs),
+            "n_dev_windows": len(dev_windows), "wall_seconds": round(wall, 1), "cpu_threads": _threads()}
+    with open(os.path.join(out_dir, "grid_rows.json"), "w", encoding="utf-8") as fh:
+        json.dump({"meta": meta, "rows": rows}, fh, indent=1, default=str)
+    table = summarize(rows)
+    with open(os.path.join(out_dir, "grid.csv"), "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(table[0]))
+        w.writeheader()
+        w.writerows(table)
+    with open(os.path.join(out_dir, "grid.md"), "w", encoding="utf-8") as fh:
+        fh.write(markdown_table(table, meta))
+    return rows
+
+
+def _threads() -> int:
+    import torch
+
+    return torch.get_num_threads()
+
+
+def _mean_sd(vals: Iterable[float]) -> str:
+    v = [x for x in vals if x == x]
+    if not v:
+        return "nan"
+    return f"{statistics.mean(v):.3f}" + (f" ± {statistics.stdev(v):.3f}" if len(v) > 1 else "")
+
+
+def summarize(rows: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """One row per (method, ε): mean ± sd over seeds."""
+    out: List[Dict[str, Any]] = []
+    keys: List[Tuple[str, float]] = []
+    for r in rows:
+        if (r["method"], r["epsilon"]) not in keys:
+            keys.append((r["method"], r["epsilon"]))
+    for m, e in keys:
+        rs = [r for r in rows if r["method"] == m and r["epsilon"] == e]
+        p = rs[0]["privacy"]
+        out.append({
+            "method": m, "epsilon_target": "inf" if math.isinf(e) else e,
+            "epsilon_per_round_paper": p.get("epsilon_per_round_paper", ""),
+            "epsilon_total_accounted": p.get("epsilon_total_rdp", "inf" if math.isinf(e) else ""),
+            "PSR": _mean_sd(r["PSR"] for r in rs), "token_precision": _mean_sd(r["token_precision"] for r in rs),
+            "mia_auc": _mean_sd(r["mia_auc"] for r in rs), "mia_tpr_at_1fpr": _mean_sd(r["mia_tpr_at_1fpr"] for r in rs),
+            "seeds": len(rs), "train_seconds": round(statistics.mean(r["train_seconds"] for r in rs), 1),
+        })
+    return out
+
+
+def markdown_table(table: Sequence[Dict[str, Any]], meta: Dict[str, Any]) -> str:
+    """The table in Markdown, preceded by what was run."""
+    cols = list(table[0])
+    lines = [f"Seeds {meta['seeds']}; train docs {meta['n_train_docs']} (clients), dev docs {meta['n_dev_docs']} "
+             f"(PSR over {table and ''}the dev DIRECT+QUASI entities); MIA on {meta['n_dev_windows']} dev windows as non-members; "
+             f"wall time {meta['wall_seconds']} s with {meta['cpu_threads']} torch threads.", "",
+             "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in table]
+    return "\n".join(lines) + "\n"
+
+
+def export_detector(train_path: str, out_file: str, *, method: str = "fedavg", epsilon: float = math.inf,
+                    seed: int = 0, cfg: Optional[FedConfig] = None) -> Dict[str, Any]:
+    """Train one detector and save it where :class:`FederatedRecognizer` reads it."""
+    cfg = cfg or FedConfig()
+    run = run_method(method, load_tab(train_path), cfg, seed, epsilon)
+    if "model" not in run:
+        raise ValueError(f"method '{method}' produces one model per client; export a federated or centralized method")
+    meta = {"method": method, "epsilon": epsilon, "seed": seed, "threshold": cfg.threshold,
+            "privacy": run["privacy"], "train_seconds": round(run["seconds"], 1)}
+    os.makedirs(os.path.dirname(os.path.abspath(out_file)), exist_ok=True)
+    save_model(run["model"], out_file, meta)
+    return meta

@@ -1,0 +1,195 @@
+"""Library classes behind the Ianvs ``federatedlearning`` modules of the federated detector example.
+
+Ianvs (1d3da5b, ``if_mode_llm: true``) deep-copies one ``basemodel`` estimator per client, calls
+``train((x_list, y_list), None, device_id=..., client_id=k)`` on each client once per round (no round
+number is passed: the estimator counts its own rounds), collects ``get_weights()`` into Sedna
+``AggClient``s, calls ``aggregate(clients)`` and sends the result to every client with ``set_weights``;
+after the last round it calls ``predict([str(x), ...])`` on client 0. A record is
+``{"question": <document text>, "answer": <JSON of the gold TAB document>}``; gold labels are read in
+``train`` only (client side) and by the metrics.
+
+What leaves a client (``get_weights``) is ``{"base": global weights it started from, "update": release}``
+where the release is the clipped+noised update under local DP. A client not sampled this round
+(Bernoulli(participation), deterministic in seed, round and client id) sends ``update = None``.
+"""
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+import torch
+
+from ..tab_data import TabDocument, parse_tab_documents
+from .client import DPSGD, LocalDP, local_update
+from .dp import calibrate_rounds_sigma, paper_sigma
+from .model import ModelConfig, get_flat, make_windows, new_model, predict_spans, set_flat
+from .server import make_server
+from .simulation import gold_view
+
+_DP_KINDS = ("none", "ldp_paper", "ldp_accounted", "dpsgd")
+
+
+def _docs_from_answers(texts: Sequence[Any], answers: Sequence[Any]) -> List[TabDocument]:
+    raws = []
+    for i, (t, a) in enumerate(zip(texts, answers)):
+        g = json.loads(a) if isinstance(a, str) else dict(a)
+        raws.append({"doc_id": str(g.get("doc_id") or f"doc{i}"), "text": str(t), "annotations": {a: {"entity_mentions": ms} for a, ms in g["annotations"].items()}})
+    return parse_tab_documents(raws, "<ianvs train partition>")
+
+
+class DetectorClient:
+    """One edge site's estimator (the ``basemodel`` module)."""
+
+    def __init__(self, seed: int = 0, local_epochs: int = 1, learning_rate: float = 3e-3, batch_size: int = 16,
+                 participation: float = 0.8, dp: str = "none", epsilon: float = math.inf, theta: float = 1.0,
+                 rounds: int = 10, dpsgd_clip: float = 1.0, threshold: float = 0.5, smoke: bool = False) -> None:
+        if dp not in _DP_KINDS:
+            raise ValueError(f"basemodel hyperparameter dp={dp!r}: expected one of {_DP_KINDS}")
+        epsilon = float(epsilon)
+        if dp != "none" and not math.isfinite(epsilon):
+            raise ValueError(f"basemodel hyperparameter dp={dp!r} needs a finite epsilon")
+        if dp == "none" and math.isfinite(epsilon):
+            raise ValueError("basemodel hyperparameter epsilon is set but dp is 'none' (no budget to spend it on)")
+        self.cfg = ModelConfig(word_buckets=1024, affix_buckets=256, dim=8, hidden=16, window=64) if smoke else ModelConfig()
+        self.seed, self.local_epochs, self.lr, self.batch_size = int(seed), int(local_epochs), float(learning_rate), int(batch_size)
+        self.participation, self.dp, self.epsilon, self.theta = float(participation), dp, epsilon, float(theta)
+        self.rounds, self.dpsgd_clip, self.threshold = int(rounds), float(dpsgd_clip), float(threshold)
+        self.model = new_model(self.cfg, self.seed)
+        self.global_flat = get_flat(self.model)
+        self.round = 0
+        self.release: Optional[torch.Tensor] = None
+        self.privacy: Dict[str, Any] = {}
+
+    def _selected(self, client_id: int) -> bool:
+        rng = np.random.default_rng([self.seed, self.round, int(client_id), 11])
+        return bool(rng.random() < self.participation)
+
+    def train(self, train_data: Any, valid_data: Any = None, **kwargs: Any) -> Dict[str, Any]:
+        """One round of local training on this client's partition ``(texts, gold answers)``."""
+        client_id = int(kwargs.get("client_id", 0))
+        self.round += 1
+        x, y = train_data
+        docs = _docs_from_answers(list(x), list(y))
+        data = make_windows(docs, self.cfg)
+        if not self._selected(client_id):
+            self.release = None
+            return {"num_samples": 0, "selected": False, "round": self.round}
+        delta = 1.0 / max(len(data), 2)
+        local_dp = dpsgd = None
+        if self.dp in ("ldp_paper", "ldp_accounted"):
+            sigma = (paper_sigma(self.epsilon, delta, self.theta) if self.dp == "ldp_paper"
+                     else calibrate_rounds_sigma(self.epsilon, delta, self.rounds, 2 * self.theta))
+            local_dp = LocalDP(self.theta, sigma)
+            self.privacy = {"sigma": sigma, "delta": delta}
+        elif self.dp == "dpsgd":
+            from opacus.accountants.utils import get_noise_multiplier
+
+            q = min(1.0, self.batch_size / max(len(data), 1))
+            steps = int(math.ceil(1 / q)) * self.local_epochs * self.rounds
+            z = get_noise_multiplier(target_epsilon=self.epsilon, target_delta=delta, sample_rate=q, steps=steps, accountant="rdp")
+            dpsgd = DPSGD(float(z), self.dpsgd_clip)
+            self.privacy = {"noise_multiplier": float(z), "delta": delta}
+        res = local_update(self.global_flat, data, self.cfg, epochs=self.local_epochs, lr=self.lr, batch_size=self.batch_size,
+                           seed=self.seed * 100003 + self.round * 101 + client_id, local_dp=local_dp, dpsgd=dpsgd)
+        self.release = res["update"]
+        return {"num_samples": len(data), "selected": True, "round": self.round, "loss": res["loss"]}
+
+    def get_weights(self) -> Dict[str, Any]:
+        """What leaves the client: the public base weights and the (noised) update, or None if not sampled."""
+        return {"base": self.global_flat.numpy().copy(),
+                "update": None if self.release is None else self.release.numpy().copy()}
+
+    def set_weights(self, weights: Any) -> None:
+        """Receive the new global weights (a list holding one flat vector)."""
+        flat = torch.as_tensor(np.asarray(weights[0] if isinstance(weights, (list, tuple)) else weights), dtype=torch.float32)
+        self.global_flat = flat.clone()
+        set_flat(self.model, self.global_flat)
+
+    def predict(self, data: Sequence[Any], **kwargs: Any) -> List[Dict[str, Any]]:
+        """Masks per document text: ``{"masks": [[start, end, category], ...]}``."""
+        out = []
+        for text in data:
+            spans = predict_spans(self.model, str(text), self.threshold)
+            out.append({"masks": [[s.start, s.end, s.category] for s in spans]})
+        return out
+
+    def save(self, model_path: str) -> str:
+        from .model import save_model
+
+        save_model(self.model, model_path, {"method": f"ianvs-{self.dp}", "epsilon": self.epsilon, "seed": self.seed,
+                                            "threshold": self.threshold})
+        return model_path
+
+    def load(self, model_url: str = "") -> None:
+        if model_url:
+            from .model import load_model
+
+            self.model, _ = load_model(model_url)
+            self.global_flat = get_flat(self.model)
+
+    def evaluate(self, data: Any, **kwargs: Any) -> Dict[str, Any]:
+        return {}
+
+
+class DetectorAggregator:
+    """The ``aggregation`` module: FedAvg (sample-weighted) or the paper's Adam-style server (eq. 5)."""
+
+    def __init__(self, kind: str = "fedavg", server_lr: Optional[float] = None) -> None:
+        self.kind = kind
+        self.server = make_server(kind, float(server_lr if server_lr is not None else (1.0 if kind == "fedavg" else 3e-3)))
+        self.rounds = 0
+
+    def aggregate(self, clients: Sequence[Any]) -> List[np.ndarray]:
+        """New global weights from the clients' ``{"base", "update"}`` (clients with no update are skipped)."""
+        if not clients:
+            raise ValueError("aggregate() got no clients")
+        base = torch.as_tensor(np.asarray(clients[0].weights["base"]), dtype=torch.float32)
+        ups = [(torch.as_tensor(np.asarray(c.weights["update"]), dtype=torch.float32), float(c.num_samples))
+               for c in clients if c.weights.get("update") is not None and c.num_samples > 0]
+        self.rounds += 1
+        new = self.server.step(base, ups) if ups else base
+        return [new.numpy()]
+
+
+def to_record(doc: TabDocument) -> Dict[str, str]:
+    """One JSONL record for the example: ``question`` = text, ``answer`` = gold document as JSON."""
+    g = gold_view(doc)
+    g["doc_id"] = doc.doc_id
+    return {"question": doc.text, "answer": json.dumps(g, ensure_ascii=False)}
+
+
+def _gold_and_masks(y_true: Sequence[Any], y_pred: Sequence[Any]) -> List[Any]:
+    pairs = []
+    for t, p in zip(y_true, y_pred):
+        g = json.loads(t) if isinstance(t, str) else dict(t)
+        pairs.append((g, (p or {}).get("masks") or []))
+    return pairs
+
+
+def metric_counts(y_true: Sequence[Any], y_pred: Sequence[Any]) -> Dict[str, float]:
+    """TAB counts over the test set, plus ``PSR`` (entity recall DIRECT+QUASI)."""
+    from ..metrics.tab_official import combine, score_document
+
+    counts = [score_document(g, m) for g, m in _gold_and_masks(y_true, y_pred)]
+    res = combine(counts)
+    n = sum(c.get("entities_di", 0) + c.get("entities_qi", 0) for c in counts)
+    k = sum(c.get("entities_di_masked", 0) + c.get("entities_qi_masked", 0) for c in counts)
+    res["PSR"] = k / n if n else math.nan
+    return res
+
+
+def fed_psr(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float:
+    """PSR: share of DIRECT+QUASI gold entities all of whose mentions are masked (TAB dev)."""
+    return float(metric_counts(y_true, y_pred)["PSR"])
+
+
+def fed_token_precision(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float:
+    """TAB token precision of the predicted masks."""
+    return float(metric_counts(y_true, y_pred)["token_precision"])
+
+
+def fed_token_recall(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float:
+    """TAB token recall of the predicted masks."""
+    return float(metric_counts(y_true, y_pred)["token_recall"])

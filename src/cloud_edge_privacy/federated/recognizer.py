@@ -1,0 +1,53 @@
+"""The federated detector as a recognizer of the detection pipeline (``--detector federated``)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Dict, List, Optional
+
+from ..errors import ModelFileError
+from ..spans import Span
+
+MODEL_FILE = "federated_detector.pt"
+TRAIN_COMMAND = "python scripts/run_federated_bench.py --export-detector"
+
+
+def default_model_dir() -> Path:
+    """``$CEP_FEDERATED_MODEL_DIR``, else ``<cache>/models/federated_detector``."""
+    env = os.environ.get("CEP_FEDERATED_MODEL_DIR")
+    if env:
+        return Path(env)
+    from ..models.catalog import cache_dir
+
+    return cache_dir() / "models" / "federated_detector"
+
+
+class FederatedRecognizer:
+    """Tags TAB entity types (PERSON, CODE, LOC, ORG, DATETIME, DEM, QUANTITY, MISC) with the federated model."""
+
+    name = "federated"
+
+    def __init__(self, model_dir: Optional[str] = None, threshold: Optional[float] = None) -> None:
+        path = Path(model_dir) if model_dir else default_model_dir()
+        file = path / MODEL_FILE if path.is_dir() or not path.suffix else path
+        if not file.is_file():
+            raise ModelFileError(
+                f"federated detector model not found at {file}; train and export it with `{TRAIN_COMMAND}` "
+                f"(writes {default_model_dir() / MODEL_FILE}; or set CEP_FEDERATED_MODEL_DIR)")
+        from .model import load_model
+
+        try:
+            self.model, self.meta = load_model(str(file))
+        except Exception as exc:  # a truncated or foreign file must say so, not crash deep in torch
+            raise ModelFileError(f"{file}: not a federated detector model ({exc}); re-run `{TRAIN_COMMAND}`") from None
+        self.threshold = float(threshold if threshold is not None else self.meta.get("threshold", 0.5))
+
+    def analyze(self, text: str) -> List[Span]:
+        """Spans of ``text`` the model labels private."""
+        from .model import predict_spans
+
+        return predict_spans(self.model, text, self.threshold, source=self.name)
+
+    def describe(self) -> Dict[str, object]:
+        """Provenance of the loaded model (method, ε, seed, ...)."""
+        return dict(self.meta)
