@@ -123,6 +123,19 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"{label:32s} {blocked:7d}  {bootstrap_ci(hits).fmt():34s} {diff.fmt() if diff else ''}")
         if note:
             print(f"    note: {note}")
+    methods = rows[2:]
+    sig = []
+    n_pairs = 0
+    for i, (la, ha, _) in enumerate(methods):
+        for lb, hb, _ in methods[i + 1:]:
+            n_pairs += 1
+            d = paired_difference(ha, hb)
+            if d.significant:
+                sig.append(f"{la} - {lb}: {d.fmt()}")
+    print(f"pairs of methods whose TRIR differs significantly (paired bootstrap, no multiple-comparison "
+          f"correction): {len(sig)} of {n_pairs}")
+    for line in sig:
+        print("    " + line)
     return 0
 
 
