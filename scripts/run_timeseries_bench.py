@@ -24,6 +24,12 @@ from cloud_edge_privacy.timeseries.operator import METHODS  # noqa: E402
 
 EXAMPLE = REPO / "examples" / "TimeSeries" / "cloud_edge_timeseries_privacy_bench"
 DEFAULT_OUT = EXAMPLE / "results"
+
+
+def default_noise_dir() -> Path:
+    from cloud_edge_privacy.models.catalog import cache_dir
+
+    return cache_dir() / "timeseries_noise"
 IANVS_DATA = EXAMPLE / "test_env" / "data" / "timeseries_test.jsonl"
 
 
@@ -35,6 +41,7 @@ def parse(argv=None) -> argparse.Namespace:
     p.add_argument("--length", type=int, default=24, help="values per series (mitdb has 25 beats at most)")
     p.add_argument("--series", type=int, default=1, help="private series per dataset (mitdb has one)")
     p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3], help="benchmark noise seeds")
+    p.add_argument("--templates", nargs="+", default=["max", "mean", "event"], choices=["max", "mean", "event"])
     p.add_argument("--models", nargs="+", default=["edge", "cloud"], choices=["edge", "cloud"])
     p.add_argument("--max-tokens", type=int, default=48)
     p.add_argument("--threshold", type=float, default=0.9, help="correlation the adaptive ε must keep")
@@ -45,6 +52,8 @@ def parse(argv=None) -> argparse.Namespace:
     p.add_argument("--attack-draws", type=int, default=200)
     p.add_argument("--write-ianvs-data", nargs="?", const=str(IANVS_DATA), default=None, metavar="JSONL",
                    help="only write the Ianvs test JSONL (x = {series, template}, y = numeric truth) and exit")
+    p.add_argument("--noise-dir", type=Path, default=None,
+                   help="where stored noise lives (default: <cache>/timeseries_noise; edge-private in deployment)")
     p.add_argument("--cache-only", action="store_true",
                    help="use only answers already in the disk caches (missing samples are left out; n says so)")
     p.add_argument("--tiny", action="store_true",
@@ -58,6 +67,7 @@ def main(argv=None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     cfg = BenchConfig(datasets=tuple(a.datasets), length=a.length, series_per_dataset=a.series,
                       methods=tuple(a.methods), seeds=tuple(a.seeds), models=tuple(a.models),
+                      templates=tuple(a.templates),
                       max_tokens=a.max_tokens, threshold=a.threshold, calibration=a.calibration,
                       user_epsilon=a.user_epsilon, windows=a.windows, attack_draws=a.attack_draws)
     if a.tiny:
@@ -68,7 +78,8 @@ def main(argv=None) -> int:
                                                                        cfg.datasets), cfg.templates)
         print(f"wrote {n} samples to {a.write_ianvs_data}")
         return 0
-    results = run_bench(cfg, TSModels(cfg.max_tokens, cache_only=a.cache_only), noise_dir=a.out / "noise",
+    results = run_bench(cfg, TSModels(cfg.max_tokens, cache_only=a.cache_only),
+                        noise_dir=a.noise_dir or default_noise_dir(),
                         log=lambda m: print(m, file=sys.stderr, flush=True))
     paths = write_results(results, a.out)
     print(markdown_table(results))

@@ -216,3 +216,14 @@ def test_bad_configuration_is_refused():
         TimeSeriesProtector(Randomness.benchmark(1)).protect(load_series("solar"), "gaussian")
     assert pearson([1, 1, 1], [1, 2, 3]) == 0.0
     assert BenchConfig().length == 24
+
+
+def test_private_calibration_makes_epsilon_depend_on_the_private_series():
+    """The paper's choice (correlation on the protected series) gives different users different ε at the same
+    threshold, so ε itself reveals something about the series; public calibration gives all the same ε."""
+    def chosen(cal, i):
+        return TimeSeriesProtector(Randomness.benchmark(1), calibration=cal, threshold=0.85).protect(
+            load_series("solar", 24, i), "rehman_adaptive").chosen_epsilon
+
+    assert len({chosen("private", i) for i in range(4)}) > 1
+    assert len({chosen("public", i) for i in range(4)}) == 1

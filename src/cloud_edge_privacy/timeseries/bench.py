@@ -338,7 +338,7 @@ def _fmt_ci(d: Dict[str, float], pct: bool = True) -> str:
     if not d or d.get("n", 0) == 0 or math.isnan(d["mean"]):
         return "-"
     f = 100.0 if pct else 1.0
-    return f"{d['mean'] * f:.1f} [{d['lo'] * f:.1f}, {d['hi'] * f:.1f}]"
+    return f"{d['mean'] * f:.1f} [{d['lo'] * f:.1f}, {d['hi'] * f:.1f}] n={d['n']}"
 
 
 def markdown_table(results: Dict[str, Any]) -> str:
