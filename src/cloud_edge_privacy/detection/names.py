@@ -30,7 +30,7 @@ _CUES = (
     r"mr|mrs|ms|miss|mx|dr|prof|sir|madam|herr|frau|monsieur|madame|mme|mlle|maître|señor|señora|sr|sra|"
     r"signor|signora|sig|dott|pan|pani|meneer|mevrouw|dhr|mevr"
 )
-_CUE_RE = re.compile(rf"(?i)(?<![\w])(?:{_CUES})\.?,?\s+$")
+_CUE_RE = re.compile(rf"(?i)(?<![\w])(?:{_CUES})\.?,?\s+")
 _LETTER = r"(?:[^\W\d_]|[\u0300-\u036f\u0900-\u0dff])"
 _TOKEN = re.compile(rf"{_LETTER}+(?:[-'’]{_LETTER}+)*", re.UNICODE)
 _CYR_GREEK_NAME = re.compile(r"(?<![\w])[А-ЯЁІЇЄҐΑ-ΩΆΈΉΊΌΎΏ][а-яёіїєґα-ωάέήίόύώϊϋΐΰς'-]+"
@@ -139,10 +139,12 @@ class NameRecognizer:
 
     def analyze(self, text: str) -> List[Span]:
         first, last = name_lists()
+        known = known_names()
         stop, en_stop = stop_words(), english_stop_words()
-        known = first | last
+        head_stop = english_and_common()
         out: List[Span] = []
         tokens = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(text)]
+        cues = {m.end(): m for m in _CUE_RE.finditer(text)}  # one pass: where a cue ends, a name may start
         n = len(tokens)
 
         def case(t: str) -> str:
@@ -154,7 +156,7 @@ class NameRecognizer:
                 return False
             if case(t) == "lower":
                 return low not in stop
-            return low not in (en_stop | _COMMON if head else en_stop)
+            return low not in (head_stop if head else en_stop)
 
         i = 0
         while i < n:
@@ -186,7 +188,7 @@ class NameRecognizer:
                     out.append(Span(s, e, "PERSON", 0.6, "names:first"))
                     i += 1
                     continue
-            cue = _CUE_RE.search(text[max(0, s - 30):s])
+            cue = cues.get(s)
             if cue and tok.lower() not in stop and not tok.isdigit():
                 j = i
                 while j < n and j - i < 3 and (j == i or _adjacent(text, tokens[j - 1][1], tokens[j][0])):
@@ -241,6 +243,19 @@ def _cjk_names(text: str, last: FrozenSet[str]) -> List[Span]:
         if run[:1] in last or run[:2] in last:
             out.append(Span(m.start(1), m.end(1), "PERSON", 0.65, "names:cjk_cue"))
     return out
+
+
+@lru_cache(maxsize=1)
+def known_names() -> FrozenSet[str]:
+    """First and last names together."""
+    first, last = name_lists()
+    return first | last
+
+
+@lru_cache(maxsize=1)
+def english_and_common() -> FrozenSet[str]:
+    """English stop words and common words that are also names."""
+    return english_stop_words() | frozenset(_COMMON)
 
 
 @lru_cache(maxsize=1)

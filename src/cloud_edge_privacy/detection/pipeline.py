@@ -136,7 +136,12 @@ class Detector:
         for rec in self.recognizers:
             t0 = time.perf_counter()
             many = getattr(rec, "analyze_many", None)
-            results = many(texts) if many is not None else [rec.analyze(t) for t in texts]  # type: ignore[attr-defined]
+            if many is None:
+                results = [rec.analyze(t) for t in texts]  # type: ignore[attr-defined]
+            elif getattr(rec, "skip_plain", False):  # it can skip what the cheaper recognizers before it found
+                results = many(texts, found=found)
+            else:
+                results = many(texts)
             for acc, spans in zip(found, results):
                 acc.extend(spans)
             if timings is not None:

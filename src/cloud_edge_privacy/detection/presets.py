@@ -35,9 +35,19 @@ def _user_prompt_recognizers() -> List[object]:
 
 
 def _default() -> Detector:
-    from .tab_ner_recognizer import TabNerRecognizer, transfer_model_dir
+    import warnings
 
-    return Detector(_user_prompt_recognizers() + [TabNerRecognizer(str(transfer_model_dir()))], name="default")
+    from .tab_ner_recognizer import MODEL_DIR, TabNerRecognizer, transfer_model_dir
+
+    model = transfer_model_dir()
+    if not (model / "meta.json").is_file():
+        # setup.sh trains it when TAB data is present; without it the committed (weaker) TAB NER stands in.
+        warnings.warn(f"{model}: TAB NER on en_core_web_sm missing (run scripts/train_tab_ner.py --init sm); "
+                      f"the default detector uses the committed TAB NER instead, with lower recall on court text",
+                      RuntimeWarning, stacklevel=2)
+        model = MODEL_DIR
+    # The model reads only sentences with an informative capitalised word (see TabNerRecognizer).
+    return Detector(_user_prompt_recognizers() + [TabNerRecognizer(str(model), skip_plain=True)], name="default")
 
 
 def _legal() -> Detector:

@@ -8,7 +8,9 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Dict, List, Sequence
+import bisect
+import re
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import ModelFileError
 from ..spans import Span
@@ -41,19 +43,69 @@ def training_info(path: Path = MODEL_DIR) -> Dict[str, Any]:
     return json.loads(f.read_text()) if f.is_file() else {}
 
 
+_SENTENCE = re.compile(r"[^\n]*?(?:[.!?](?=\s+[A-Z“\"(0-9])|\n|$)")
+_CAPITALISED = re.compile(r"(?<=[\s(“\"'])[A-ZÀ-ÞĀ-ſ][\w'’-]*|[^\x00-\x7f\s“”’‘–—€£§°]")
+
+
+@lru_cache(maxsize=1)
+def _uninformative() -> frozenset:
+    """Capitalised words of court text that never start an identifier (stop words, headings, institutions)."""
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    extra = ("article articles court convention government commission chamber grand section protocol rule rules "
+             "president judge judges registrar deputy vice european human rights fundamental freedoms law act code "
+             "criminal civil procedure constitution state states contracting party parties agent facts relevant "
+             "domestic practice complaints complaint alleged violation application applications applicant "
+             "applicants circumstances case proceedings merits admissibility decision judgment holds unanimously "
+             "declares dismisses accordingly however moreover furthermore therefore thus according following "
+             "although whereas concerning regarding having done english french pursuant paragraph paragraphs "
+             "mr mrs ms dr i ii iii iv v vi vii a b c d e f g the").split()
+    return frozenset(w.lower() for w in STOP_WORDS) | frozenset(extra)
+
+
+def _inside(covered: List[Tuple[int, int]], start: int, end: int) -> bool:
+    """Whether [start, end) lies inside one of the sorted spans."""
+    j = bisect.bisect_right(covered, (start, float("inf"))) - 1
+    return any(a <= start and end <= b for a, b in covered[max(0, j - 3):j + 1])
+
+
 class TabNerRecognizer:
     """What TAB annotators mask in court text (PERSON, ORG, LOC, DATETIME, DEM, QUANTITY, CODE, MISC),
-    learned from TAB's training split."""
+    learned from TAB's training split.
+
+    With ``skip_plain=True`` the model only reads sentences that have a capitalised word other than stop words
+    and court vocabulary, or a non-ASCII letter: the others hold no name the model would find that the
+    pattern recognizers (dates, numbers, amounts) do not already cover, and skipping them saves model time."""
 
     name = "tab_ner"
 
-    def __init__(self, path: str = str(MODEL_DIR)) -> None:
+    def __init__(self, path: str = str(MODEL_DIR), skip_plain: bool = False) -> None:
         self.path = path
+        self.skip_plain = skip_plain
 
     def analyze(self, text: str) -> List[Span]:
         return self.analyze_many([text])[0]
 
-    def analyze_many(self, texts: Sequence[str]) -> List[List[Span]]:
-        """Batched with ``nlp.pipe``."""
-        return [[Span(e.start_char, e.end_char, e.label_, 0.85, f"tab_ner:{e.label_}") for e in doc.ents]
-                for doc in load_tab_ner(self.path).pipe(texts, batch_size=32)]
+    def analyze_many(self, texts: Sequence[str], found: Optional[Sequence[Sequence[Span]]] = None) -> List[List[Span]]:
+        """Batched with ``nlp.pipe``.  ``found``: spans cheaper recognizers already have for each text; with
+        ``skip_plain`` a capitalised word inside one of them does not make its sentence worth reading."""
+        nlp = load_tab_ner(self.path)
+        if not self.skip_plain:
+            return [[Span(e.start_char, e.end_char, e.label_, 0.85, f"tab_ner:{e.label_}") for e in doc.ents]
+                    for doc in nlp.pipe(texts, batch_size=32)]
+        pieces: List[Tuple[int, int, str]] = []  # (text index, offset, sentence)
+        boring = _uninformative()
+        for i, text in enumerate(texts):
+            covered = sorted((sp.start, sp.end) for sp in found[i]) if found is not None else []
+            for m in _SENTENCE.finditer(text):
+                sent, off = m.group(), m.start()
+                for w in _CAPITALISED.finditer(" " + sent):
+                    at = off + w.start() - 1
+                    if w.group().lower() not in boring and not _inside(covered, at, at + len(w.group())):
+                        pieces.append((i, off, sent))
+                        break
+        out: List[List[Span]] = [[] for _ in texts]
+        for (i, off, _), doc in zip(pieces, nlp.pipe((p[2] for p in pieces), batch_size=64)):
+            out[i].extend(Span(off + e.start_char, off + e.end_char, e.label_, 0.85, f"tab_ner:{e.label_}")
+                          for e in doc.ents)
+        return out
