@@ -138,10 +138,10 @@ def test_anonymize_cli_writes_masks_texts_and_epsilon(tmp_path, capsys):
     assert "'placeholder' has no privacy budget" in capsys.readouterr().err
 
 
-def test_default_detector_is_the_tuned_combination():
+def test_legal_detector_is_the_tab_tuned_combination():
     from cloud_edge_privacy.detection import build_detector
 
-    names = [type(r).__name__ for r in build_detector("default").recognizers]
+    names = [type(r).__name__ for r in build_detector("legal").recognizers]
     assert names == ["RegexRecognizer", "SpacyRecognizer", "TabNerRecognizer"]
     with pytest.raises(ValueError, match="unknown detector"):
         build_detector("nope")

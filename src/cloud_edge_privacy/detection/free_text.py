@@ -7,7 +7,7 @@ from typing import List
 
 from ..spans import Span
 
-_CAP = r"[A-ZÀ-ÞĀ-ſ][\w'’.-]*"
+_CAP = r"[A-ZÀ-ÞĀ-ſ](?:[\w'’-]|\.(?=\w))*"
 _STREET_SUFFIX = (r"Street|St\.?|Road|Rd\.?|Avenue|Ave\.?|Lane|Ln\.?|Way|Drive|Dr\.?|Rise|Close|Court|Ct\.?|Place|Pl\.?|"
                   r"Square|Sq\.?|Terrace|Crescent|Grove|Gardens|Parkway|Pkwy|Boulevard|Blvd\.?|Highway|Hwy|Circle|Cir\.?|"
                   r"Trail|Row|Hill|Walk|Mews|Park|Green|Corners?|Springs?|Cliffs?|Creek|Crossing|Heights|Meadows?|"
@@ -84,8 +84,8 @@ _WORK_ORG = re.compile(
     rf"((?:{_CAP})(?:[ -](?:{_CAP}|&|and)){{0,3}})")
 _AGE = re.compile(
     r"(?i:\b(?:aged|age|turns?|turning|is|am|i'm)\s+)(\d{1,3})(?=\s*(?:years?|yrs?|y/o|yo|,|\.|and|$|\s))|"
-    r"\b(\d{1,3})\s*(?:years?[- ]old|yrs?[- ]old|y/o|yo|jaar|jahre|jahren|ans|años|anni|lat|år|anos|yaş|года|лет|"
-    r"歳|岁|살)\b|\((\d{1,2})\)")
+    r"\b(\d{1,3})\s*(?i:years?[- ]old|yrs?[- ]old|y/o|yo|jaar|jahre|jahren|ans|años|anni|lat|år|anos|yaş|года|лет|"
+    r"歳|岁|살)(?!\w)|\((\d{1,2})\)")
 _AGE_SUBJECT = re.compile(r"(?i)(?:\b(?:son|daughter|child|kid|baby|boy|girl|he|she|i|mother|father|mom|mum|dad|wife|"
                           r"husband|boss|patient|grandma|grandpa|who|[A-Z][a-z]+)\s+(?:is|am|turns?|turning)\s+|"
                           r"\b(?:aged|age|turns?|turning|i'm)\s+)$")

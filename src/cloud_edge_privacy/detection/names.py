@@ -166,10 +166,14 @@ class NameRecognizer:
                 j, names = i + 1, 1
                 while j < n and _adjacent(text, tokens[j - 1][1], tokens[j][0]):
                     t = tokens[j][2]
-                    if t.lower() in _PARTICLES and j + 1 < n and namey(tokens[j + 1][2], False) \
-                            and _adjacent(text, tokens[j][1], tokens[j + 1][0]):
-                        j += 1
-                        continue
+                    if t.lower() in _PARTICLES:  # "van den", "de la": particles before a further name
+                        k = j
+                        while k < n and k - j < 3 and tokens[k][2].lower() in _PARTICLES \
+                                and _adjacent(text, tokens[k][1], tokens[k + 1][0] if k + 1 < n else -1):
+                            k += 1
+                        if k > j and k < n and namey(tokens[k][2], False):
+                            j = k
+                            continue
                     if not namey(t, False) or (case(t) != case(tok) and not t.lower() in _PARTICLES):
                         break
                     names += 1

@@ -15,6 +15,7 @@ _INSTITUTION = re.compile(
     r"^(?:the\s+)?(?:(?:[A-Z][a-z]+\s+)*(?:Court|Chamber|Grand Chamber|Council|Government|State|Commission|"
     r"Registry|Registrar|Tribunal|Section|Convention|Parliament|Assembly|Ministry|Committee|Office|Agency)"
     r"(?:\s+of\s+[A-Z][\w ]+)?|European Commission of Human Rights|inter alia)$")
+_LEGAL_FORM = re.compile(r"\b(?:LTD|LLC|INC|PLC|GMBH|AG|SA|SARL|SPA|SRL|BV|NV|AB|CORP|CO)\b\.?")
 # "<State> Government" / "<State> authorities" / "Government of <State>": the respondent party.
 _GOVERNMENT = re.compile(r"^(?:the\s+)?(?:[A-Z][\w-]+\s+)*(?:Government|authorities)$|^(?:the\s+)?Government of\s",
                          re.IGNORECASE)
@@ -25,7 +26,9 @@ _RESPONDENT_CONTEXT = re.compile(r"application[^)]{0,40}\)\s+against\s+(?:the\s+
 def is_public_institution(surface: str, category: str) -> bool:
     """Generic institutions, headings and state names that general NER over-tags in judgments."""
     text = " ".join(surface.split())
-    if text.isupper() and len(text) > 3:  # headings such as "THE FACTS", "PROCEDURE"
+    # Headings such as "THE FACTS", "PROCEDURE" are tagged ORG/LOC/MISC; an ALL-CAPS person ("JOHN SMITH"),
+    # code, date or amount is never a heading, and neither is a company with its legal form ("ACME LTD").
+    if text.isupper() and len(text) > 3 and category in ("ORG", "LOC", "MISC") and not _LEGAL_FORM.search(text):
         return True
     if category == "ORG" and _INSTITUTION.match(text):
         return True

@@ -1,0 +1,195 @@
+"""Each recognizer finds what its docstring says it covers, and leaves common words alone."""
+import pytest
+
+from cloud_edge_privacy.detection import build_detector, is_secret
+from cloud_edge_privacy.detection.free_text import (AddressRecognizer, AgePlaceRecognizer, CourtTextRecognizer,
+                                                    DateAndPlaceRecognizer, OrganisationRecognizer)
+from cloud_edge_privacy.detection.names import NameRecognizer
+from cloud_edge_privacy.detection.pipeline import merge_spans, propagate_mentions
+from cloud_edge_privacy.detection.public_parties import is_public_institution
+from cloud_edge_privacy.detection.structured import StructuredRecognizer, looks_random
+from cloud_edge_privacy.spans import Span
+
+
+def _found(recognizer, text):
+    return {text[s.start:s.end]: s for s in merge_spans(recognizer.analyze(text))}
+
+
+@pytest.mark.parametrize("text, surface, source", [
+    ("call me on 212.555.0187 tonight", "212.555.0187", "structured:phone"),
+    ("mobile 07700 900123 (UK)", "07700 900123", "structured:phone"),
+    ("ring +44 20 7946 0958 or", "+44 20 7946 0958", "structured:phone"),
+    ("Telefon: (0306) 999 0141", "(0306) 999 0141", "structured:phone"),
+    ("mon numéro est le 06 12 45 78 90.", "06 12 45 78 90", "structured:phone"),
+    ("my ssn is 219-09-9999 and", "219-09-9999", "structured:ssn"),
+    ("SSN 078-05-1120 on file", "078-05-1120", "structured:ssn"),
+    ("NINO AB 12 34 56 C please", "AB 12 34 56 C", "structured:nino"),
+    ("IBAN DE89 3704 0044 0532 0130 00 for", "DE89 3704 0044 0532 0130 00", "structured:iban"),
+    ("card 4111 1111 1111 1111 was", "4111 1111 1111 1111", "structured:card"),
+    ("passport U12345678 expires", "U12345678", "structured:code"),
+    ("身份证号11010519491231002X，", "11010519491231002X", "structured:code"),
+    ("car reg LK19 XWD got a fine", "LK19 XWD", "structured:plate"),
+    ("write to jane.doe@example.org today", "jane.doe@example.org", "structured:email"),
+    ("login ok ip=8.147.61.227 at", "8.147.61.227", "structured:ip"),
+    ("ping @jsmith_dev about it", "@jsmith_dev", "structured:handle"),
+    ("Username mjacquet, account", "mjacquet", "structured:username"),
+    ("open C:\\Users\\lena.vogt\\Desktop\\a.xlsx", "lena.vogt", "structured:path_user"),
+    ("GET /api/v1/users/mkowalski88/invoices", "mkowalski88", "structured:path_user"),
+    ("see https://www.linkedin.com/in/ppereira81 now", "ppereira81", "structured:url_user"),
+    ("visit janedoe-photo.com for pictures", "janedoe-photo.com", "structured:domain"),
+])
+def test_structured_finds_identifiers(text, surface, source):
+    found = _found(StructuredRecognizer(), text)
+    assert surface in found, found
+    assert found[surface].source == source and found[surface].category == "CODE"
+
+
+@pytest.mark.parametrize("text, surface", [
+    ("export OPENAI_API_KEY=sk-proj-Ab3dEfGh1jKlMn0pQrStUvWxYz12", "sk-proj-Ab3dEfGh1jKlMn0pQrStUvWxYz12"),
+    ("aws_access_key_id = AKIAQX3ZP7M2LBN5R8TW", "AKIAQX3ZP7M2LBN5R8TW"),
+    ("aws_secret_access_key = w9Jx2Lq7Rz5Vn0Pk3Ty8Mb6Hc4Gd1Fs2Ea7Ub9Xo", "w9Jx2Lq7Rz5Vn0Pk3Ty8Mb6Hc4Gd1Fs2Ea7Ub9Xo"),
+    ("token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U ok",
+     "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"),
+    ("The password for the shared drive is Bluebird!2291 and", "Bluebird!2291"),
+    ("my PIN is 4471.", "4471"),
+    ("refresh_token=098f5bceabf64d8b63c2a6ffd5a046324f9c3c00 x", "098f5bceabf64d8b63c2a6ffd5a046324f9c3c00"),
+    ("curl -H 'Authorization: Bearer ghp_R7tY2uI9oP3aS6dF1gH8jK4lZ0xC5vB2nM7q'", "ghp_R7tY2uI9oP3aS6dF1gH8jK4lZ0xC5vB2nM7q"),
+    ("ftp://admin:hunter22@files.acme-corp.io/uploads", "ftp://admin:hunter22@files.acme-corp.io/uploads"),
+    ("slack xoxb-12345678901-123456789012-abcdefghijklmnopqrstuvwx ok",
+     "xoxb-12345678901-123456789012-abcdefghijklmnopqrstuvwx"),
+])
+def test_secrets_are_found_and_marked_secret(text, surface):
+    found = _found(StructuredRecognizer(), text)
+    assert surface in found, found
+    assert is_secret(found[surface]) and found[surface].category == "CODE"
+
+
+def test_structured_leaves_plain_text_dates_and_case_numbers_alone():
+    text = ("The applicant, born in 1950, lodged application no. 36110/97 on 12 March 2004 at 10:14:07; "
+            "the pinned dependencies and the password reset page are fine; see main.py and github.com.")
+    assert StructuredRecognizer().analyze(text) == []
+    assert not looks_random("ThisIsAVeryLongCamelCaseIdentifierName") and looks_random("9f8e7d6c5b4a39281706f5e4d3c2b1a0")
+
+
+def test_an_invalid_iban_is_not_reported_and_an_invalid_card_is_only_a_long_number():
+    spans = StructuredRecognizer().analyze("IBAN DE89 3704 0044 0532 0130 01 and card 4111 1111 1111 1112")
+    assert [s.source for s in spans] == ["structured:number"]  # 16 grouped digits are still masked
+
+
+@pytest.mark.parametrize("text, surface", [
+    ("my wife anna nowak and i", "anna nowak"),
+    ("FROM: ADRIANNA BIELAS SENT: Monday", "ADRIANNA BIELAS"),
+    ("the keeper is Yasmin van den Hoek.", "Yasmin van den Hoek"),
+    ("Member: Eric Brown, SSN", "Eric Brown"),
+    ("saying that Birgitta will miss class", "Birgitta"),
+    ("hi mrs okonkwo, the boiler", "okonkwo"),
+    ("thanks, tunde'", "tunde"),
+    ("Меня зовут Остромир Власова, мой", "Остромир Власова"),
+    ("给余雷 and 王慧 a note", "余雷"),
+    ("我叫欧阳靖雯，身份证", "欧阳靖雯"),
+])
+def test_names_in_any_case_and_script(text, surface):
+    assert surface in _found(NameRecognizer(), text)
+
+
+def test_common_words_and_places_are_not_names():
+    text = "Will you help me? I may go to London in June. The Court of Justice, the Council and Mark Twain's book."
+    found = _found(NameRecognizer(), text)
+    assert not {"Will", "London", "June", "Council", "Court"} & set(found), found
+
+
+@pytest.mark.parametrize("text, surface", [
+    ("at flat 3, 17 Larkspur Rise, Leeds LS6 2QT is", "flat 3, 17 Larkspur Rise, Leeds LS6 2QT"),
+    ("sent to 4417 W Olive Ave, Phoenix, AZ 85019. what", "4417 W Olive Ave, Phoenix, AZ 85019"),
+    ("wohne in der Klosterstraße 12, 04109 Leipzig. Wie", "Klosterstraße 12, 04109 Leipzig"),
+    ("j'habite 90, rue Allard, 62300 Berger-sur-Bousquet et", "90, rue Allard, 62300 Berger-sur-Bousquet"),
+    ("office at 221B Baker Street, London.", "221B Baker Street, London"),
+])
+def test_an_address_is_one_span(text, surface):
+    spans = AddressRecognizer().analyze(text)
+    assert any(text[s.start:s.end] == surface and s.category == "LOC" for s in spans), \
+        [text[s.start:s.end] for s in spans]
+
+
+def test_a_han_address_is_covered():
+    text = "请翻译：我住在上海市徐汇区漕溪北路88号。"
+    assert any(s.start <= text.index("上海") and text.index("号") < s.end for s in AddressRecognizer().analyze(text))
+
+
+def test_an_address_wins_over_a_quantity_inside_it():
+    text = "Send it to 221B Baker Street, London please"
+    merged = merge_spans(AddressRecognizer().analyze(text) + [Span(11, 14, "QUANTITY", 0.9, "regex:amount")])
+    assert [(text[s.start:s.end], s.category) for s in merged] == [("221B Baker Street, London", "LOC")]
+
+
+@pytest.mark.parametrize("text, surface", [
+    ("I work at Bourgeois SARL in", "Bourgeois SARL"),
+    ("invoice for Thompson, Dunn and Warner is", "Thompson, Dunn and Warner"),
+    ("studied at Université de Pereiranec.", "Université de Pereiranec"),
+    ("Zuletzt bei Kreusel in Fulda", "Kreusel"),
+    ("from 兰金电子传媒有限公司 today", "兰金电子传媒有限公司"),
+])
+def test_organisations(text, surface):
+    assert surface in _found(OrganisationRecognizer(), text)
+
+
+def test_ages_places_and_dates():
+    text = "My son Kwame (7) is 7 and she turns 50 on 3 June; I live in Frome. Ich bin 34 Jahre alt."
+    found = {text[s.start:s.end]: s.category for s in AgePlaceRecognizer().analyze(text)
+             + DateAndPlaceRecognizer().analyze(text)}
+    assert found.get("50") == "DEM" and found.get("34") == "DEM" and found.get("Frome") == "LOC"
+    assert found.get("3 June") == "DATETIME"
+    assert not AgePlaceRecognizer().analyze("under Article 5 (1) of the Convention")
+
+
+def test_court_text_skips_the_respondent_state():
+    text = ("The case originated in an application (no. 1/06) against the Republic of Turkey lodged with the Court "
+            "by a Swedish national, Mr X, who was aged sixty three. He moved to Turkey and later to Sweden, and was "
+            "represented by Royds Rdw, solicitors in London, before the Employment Appeal Tribunal.")
+    found = {text[s.start:s.end]: s for s in CourtTextRecognizer().analyze(text)}
+    assert "Sweden" in found and "Turkey" not in found
+    assert found["Swedish national"].category == "DEM" and found["sixty three"].category == "DEM"
+    assert found["Royds Rdw"].category == "ORG" and "Employment Appeal Tribunal" in found
+
+
+def test_short_titled_surnames_and_untitled_full_names_propagate():
+    text = "Mr Li arrived. Later Li left, and li is a word. Ms Melahat Filiz spoke; Melahat Filiz agreed."
+    ms = text.index("Ms Melahat")
+    spans = propagate_mentions(text, [Span(0, 5, "PERSON", 0.9, "regex:titled_name"),
+                                      Span(ms, ms + len("Ms Melahat Filiz"), "PERSON", 0.9, "regex:titled_name")])
+    surfaces = [text[s.start:s.end] for s in spans]
+    assert "Li" in surfaces and "li" not in surfaces  # the short surname only in its capitalised form
+    assert "Melahat Filiz" in surfaces
+
+
+def test_secret_copies_stay_secret_and_acronyms_propagate():
+    text = "key sk-proj-Ab3dEfGh1jKlMn0pQrSt again sk-proj-Ab3dEfGh1jKlMn0pQrSt. The Employment Appeal Tribunal (EAT) ... EAT"
+    key = "sk-proj-Ab3dEfGh1jKlMn0pQrSt"
+    first = Span(4, 4 + len(key), "CODE", 0.9, "secret:prefixed_key")
+    tribunal = text.index("Employment")
+    spans = propagate_mentions(text, [first, Span(tribunal, tribunal + len("Employment Appeal Tribunal"), "ORG", 0.7,
+                                                  "org:court")])
+    copies = [s for s in spans if text[s.start:s.end] == key]
+    assert len(copies) == 2 and all(is_secret(s) for s in copies)
+    assert sum(text[s.start:s.end] == "EAT" for s in spans) == 2
+
+
+def test_public_party_filter_is_category_aware():
+    assert is_public_institution("THE FACTS", "ORG")
+    assert not is_public_institution("JOHN SMITH", "PERSON")
+    assert not is_public_institution("ACME LTD", "ORG")
+    assert not is_public_institution("078-05-1120", "CODE")
+
+
+def test_presidio_types_without_a_mapping_are_kept(monkeypatch):
+    from types import SimpleNamespace
+
+    from cloud_edge_privacy.detection import presidio_recognizer
+
+    fake = SimpleNamespace(analyze=lambda text, language: [
+        SimpleNamespace(entity_type="UK_NINO", start=0, end=9, score=0.85),
+        SimpleNamespace(entity_type="PERSON", start=10, end=14, score=0.85),
+        SimpleNamespace(entity_type="IN_PAN", start=15, end=20, score=0.2)])
+    monkeypatch.setattr(presidio_recognizer, "_engine", lambda: fake)
+    spans = presidio_recognizer.PresidioRecognizer().analyze("AB123456C Anna x")
+    assert [(s.category, s.source) for s in spans] == [("MISC", "presidio:UK_NINO"), ("PERSON", "presidio:PERSON")]
