@@ -93,6 +93,8 @@ def looks_random(token: str) -> bool:
     if re.fullmatch(r"[0-9a-fA-F]{32,}", token):
         return True
     classes = sum(bool(re.search(p, token)) for p in (r"[a-z]", r"[A-Z]", r"\d"))
+    if len(token) >= 30 and re.search(r"[a-z]", token) and re.search(r"[A-Z]", token) and (re.search(r"[/+]", token) or sum(c.isdigit() for c in token) >= 2):
+        return shannon_entropy(token) >= 4.0  # base64 keys (AWS secret keys) may hold a single digit
     if len(token) < 20 or classes < 3 or sum(c.isdigit() for c in token) < 2:
         return False
     return shannon_entropy(token) >= 3.7
