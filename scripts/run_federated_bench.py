@@ -40,6 +40,7 @@ def main(argv=None) -> int:
     ap.add_argument("--export-method", default="fedavg")
     ap.add_argument("--export-epsilon", type=float, default=math.inf)
     ap.add_argument("--export-path", default=None)
+    ap.add_argument("--merge", nargs="+", default=None, help="merge the grid_rows.json of these dirs into --out")
     ap.add_argument("--prepare-ianvs-data", action="store_true",
                     help="write the example's data/tab_train.jsonl and data/tab_dev.jsonl from the TAB files")
     a = ap.parse_args(argv)
@@ -61,6 +62,12 @@ def main(argv=None) -> int:
     if a.rounds is not None:
         cfg = replace(cfg, rounds=a.rounds)
     t0 = time.perf_counter()
+    if a.merge:
+        from cloud_edge_privacy.federated.experiment import merge_results
+
+        merge_results(a.merge, a.out)
+        print(open(os.path.join(a.out, "grid.md"), encoding="utf-8").read())
+        return 0
     if a.prepare_ianvs_data:
         from cloud_edge_privacy.federated.ianvs_runner import prepare_data
 

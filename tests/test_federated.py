@@ -162,7 +162,9 @@ def test_auc_and_tpr():
     assert roc_auc(np.array([3.0, 4.0]), np.array([1.0, 2.0])) == 1.0
     assert roc_auc(np.array([1.0, 2.0]), np.array([1.0, 2.0])) == 0.5
     non = np.arange(100, dtype=float)
-    assert tpr_at_fpr(np.array([99.5, 98.5, 50.0]), non, 0.01) == pytest.approx(1 / 3)
+    # threshold 98: exactly one non-member (99) above it = 1% FPR; members 99.5 and 98.5 pass
+    assert tpr_at_fpr(np.array([99.5, 98.5, 50.0]), non, 0.01) == pytest.approx(2 / 3)
+    assert tpr_at_fpr(np.array([97.0]), non, 0.01) == 0.0
 
 
 # --- recognizer ----------------------------------------------------------------------------------
@@ -236,3 +238,28 @@ def test_aggregator_skips_unsampled_clients():
     out = agg.aggregate([C(2, base, np.ones(3, dtype=np.float32)), C(0, base, None)])
     assert np.allclose(out[0], 1.0)
     assert np.allclose(DetectorAggregator("fedavg").aggregate([C(0, base, None)])[0], 0.0)
+
+
+def test_bench_script_smoke_writes_table(tmp_path):
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("run_federated_bench", ROOT / "scripts" / "run_federated_bench.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    data = tmp_path / "tab"
+    data.mkdir()
+    raw = [_doc(i, n) for i, n in enumerate(["John Smith", "Anna Berg", "Ole Hansen", "Maria Lopez", "Peter Kim", "Eva Novak"] * 2)]
+    (data / "train.json").write_text(json.dumps(raw[:9]))
+    (data / "dev.json").write_text(json.dumps(raw[9:]))
+    out = tmp_path / "out"
+    rc = mod.main(["--smoke", "--train", str(data / "train.json"), "--dev", str(data / "dev.json"), "--out", str(out),
+                   "--methods", "fedavg", "fedadam_ldp_accounted", "--epsilons", "1", "--threads", "1"])
+    assert rc == 0
+    blob = json.loads((out / "grid_rows.json").read_text())
+    assert blob["meta"]["complete"] is True
+    assert [(r["method"], r["epsilon"]) for r in blob["rows"]] == [("fedavg", math.inf), ("fedadam_ldp_accounted", 1.0)]
+    acc = blob["rows"][1]["privacy"]["epsilon_total_rdp"]
+    assert acc == pytest.approx(1.0, rel=0.02)
+    md = (out / "grid.md").read_text()
+    assert "| fedadam_ldp_accounted | 1.0 |" in md

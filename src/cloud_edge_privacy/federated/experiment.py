@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 from ..tab_data import TabDocument, load_tab
 from .mia import loss_threshold_attack
-from .model import Windows, make_windows, save_model
+from .model import Windows, make_windows, new_model, save_model
 from .simulation import DP_METHODS, METHODS, FedConfig, evaluate_psr, run_method
 
 DEFAULT_EPSILONS = (1.0, 10.0)
@@ -66,6 +66,11 @@ def run_grid(train_path: str, dev_path: str, out_dir: str, *, methods: Sequence[
     os.makedirs(out_dir, exist_ok=True)
     rows: List[Dict[str, Any]] = []
     t_all = time.perf_counter()
+    members_all = make_windows(train_docs, cfg.model)
+    # Reference: the attack against the untrained initial model. Train and dev windows differ in
+    # content, so even a model that learnt nothing need not sit exactly at AUC 0.5.
+    untrained = {str(s): loss_threshold_attack(new_model(cfg.model, s), members_all, dev_windows, s) for s in seeds}
+    cfg_meta = {"mia_untrained_reference": untrained}
     for seed in seeds:
         for method, eps in grid_cells(methods, epsilons):
             run = run_method(method, train_docs, cfg, seed, eps)
@@ -80,13 +85,28 @@ def run_grid(train_path: str, dev_path: str, out_dir: str, *, methods: Sequence[
                 save_model(run["model"], export_path, {"method": method, "epsilon": eps, "seed": seed,
                                                        "threshold": cfg.threshold, "privacy": run["privacy"],
                                                        "dev_PSR": row["PSR"], "dev_token_precision": row["token_precision"]})
+            _dump(out_dir, rows, cfg, seeds, train_docs, dev_docs, dev_windows, time.perf_counter() - t_all, partial=True,
+                  extra=cfg_meta)
             log(f"[{time.perf_counter() - t_all:7.1f}s] {method:22s} eps={eps:<5} seed={seed} PSR={row['PSR']:.3f} "
                 f"tokP={row['token_precision']:.3f} MIA-AUC={row['mia_auc']:.3f} eps_total={run['privacy'].get('epsilon_total_rdp', '-')}")
-    wall = time.perf_counter() - t_all
-    meta = {"config": asdict(cfg), "seeds": list(seeds), "n_train_docs": len(train_docs), "n_dev_docs": len(dev_docs),
-            "n_dev_windows": len(dev_windows), "wall_seconds": round(wall, 1), "cpu_threads": _threads()}
+    _dump(out_dir, rows, cfg, seeds, train_docs, dev_docs, dev_windows, time.perf_counter() - t_all, partial=False,
+          extra=cfg_meta)
+    return rows
+
+
+def _dump(out_dir: str, rows: List[Dict[str, Any]], cfg: FedConfig, seeds: Sequence[int], train_docs: Sequence[Any],
+          dev_docs: Sequence[Any], dev_windows: Windows, wall: float, partial: bool,
+          extra: Optional[Dict[str, Any]] = None) -> None:
+    meta = {**(extra or {}), "config": asdict(cfg), "seeds": list(seeds), "n_train_docs": len(train_docs), "n_dev_docs": len(dev_docs),
+            "n_dev_windows": len(dev_windows), "wall_seconds": round(wall, 1), "cpu_threads": _threads(),
+            "complete": not partial}
     with open(os.path.join(out_dir, "grid_rows.json"), "w", encoding="utf-8") as fh:
         json.dump({"meta": meta, "rows": rows}, fh, indent=1, default=str)
+    write_tables(out_dir, rows, meta)
+
+
+def write_tables(out_dir: str, rows: Sequence[Dict[str, Any]], meta: Dict[str, Any]) -> None:
+    """``grid.csv`` and ``grid.md`` from the rows."""
     table = summarize(rows)
     with open(os.path.join(out_dir, "grid.csv"), "w", newline="", encoding="utf-8") as fh:
         w = csv.DictWriter(fh, fieldnames=list(table[0]))
@@ -94,6 +114,32 @@ def run_grid(train_path: str, dev_path: str, out_dir: str, *, methods: Sequence[
         w.writerows(table)
     with open(os.path.join(out_dir, "grid.md"), "w", encoding="utf-8") as fh:
         fh.write(markdown_table(table, meta))
+
+
+def merge_results(dirs: Sequence[str], out_dir: str) -> List[Dict[str, Any]]:
+    """Merge the ``grid_rows.json`` of runs over disjoint cells (e.g. run in parallel) into one table."""
+    rows: List[Dict[str, Any]] = []
+    metas = []
+    for d in dirs:
+        with open(os.path.join(d, "grid_rows.json"), encoding="utf-8") as fh:
+            blob = json.load(fh)
+        metas.append(blob["meta"])
+        for r in blob["rows"]:
+            r["epsilon"] = float(r["epsilon"])
+            rows.append(r)
+    meta = dict(metas[0])
+    meta["wall_seconds"] = max(m["wall_seconds"] for m in metas)
+    meta["seeds"] = sorted({int(r["seed"]) for r in rows})
+    ref: Dict[str, Any] = {}
+    for m in metas:
+        ref.update(m.get("mia_untrained_reference") or {})
+    meta["mia_untrained_reference"] = ref
+    meta["parts"] = [{"dir": os.path.basename(os.path.normpath(d)), "wall_seconds": m["wall_seconds"],
+                      "complete": m.get("complete")} for d, m in zip(dirs, metas)]
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "grid_rows.json"), "w", encoding="utf-8") as fh:
+        json.dump({"meta": meta, "rows": rows}, fh, indent=1, default=str)
+    write_tables(out_dir, rows, meta)
     return rows
 
 
@@ -135,8 +181,11 @@ def markdown_table(table: Sequence[Dict[str, Any]], meta: Dict[str, Any]) -> str
     """The table in Markdown, preceded by what was run."""
     cols = list(table[0])
     lines = [f"Seeds {meta['seeds']}; train docs {meta['n_train_docs']} (clients), dev docs {meta['n_dev_docs']} "
-             f"(PSR over {table and ''}the dev DIRECT+QUASI entities); MIA on {meta['n_dev_windows']} dev windows as non-members; "
-             f"wall time {meta['wall_seconds']} s with {meta['cpu_threads']} torch threads.", "",
+             f"(PSR over the dev DIRECT+QUASI entities); MIA on {meta['n_dev_windows']} dev windows as non-members; "
+             f"wall time {meta['wall_seconds']} s with {meta['cpu_threads']} torch threads"
+             + (f" per process, parts run in parallel: {meta['parts']}" if meta.get("parts") else "") + ".",
+             "MIA AUC of the untrained initial model (reference, per seed): "
+             + ", ".join(f"seed {k}: {v['mia_auc']}" for k, v in sorted((meta.get("mia_untrained_reference") or {}).items())) + ".", "",
              "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in table]
     return "\n".join(lines) + "\n"
