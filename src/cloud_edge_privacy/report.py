@@ -355,7 +355,14 @@ def write_report(output_dir: str, config_path: Optional[str] = None, data_file: 
     if os.path.isfile(fail):
         with open(fail, encoding="utf-8") as fh:
             failures = json.load(fh)
-        lines += ["## Failed test cases", ""] + [f"- {f['test_case']}: `{f['error']}`" for f in failures] + [""]
+        cases_failed = [f for f in failures if "error" in f]
+        samples_failed = [f for f in failures if "failed_samples" in f]
+        if cases_failed:
+            lines += ["## Failed test cases", ""] + [f"- {f['test_case']}: `{f['error']}`" for f in cases_failed] + [""]
+        if samples_failed:
+            lines += ["## Test cases with failed samples", ""] + [
+                f"- {f['test_case']}: {f['failed_samples']}/{f['samples']} samples failed "
+                f"({', '.join(f'{k}: {v}' for k, v in f['statuses'].items())})" for f in samples_failed] + [""]
     lines += ["## Provenance", ""]
     if config_path and os.path.isfile(config_path):
         files = _config_files(config_path)

@@ -276,7 +276,7 @@ def run_job(config_path: str, tab_file: Optional[Path] = None, limit: Optional[i
             try:
                 case = run_test_case(job, algo, data_file, limit, progress, label)
                 results.append(case)
-                with open(os.path.join(case.output_dir, "predictions.jsonl"), encoding="utf-8") as fh:
+                with open(os.path.join(case.url, "predictions.jsonl"), encoding="utf-8") as fh:
                     statuses = [json.loads(line)["status"] for line in fh]
                 n_samples += len(statuses)
                 bad = [s for s in statuses if s != OK]
