@@ -43,9 +43,9 @@ def test_one_cloud_fault_is_one_samples_failure(fake_cloud, tmp_path, in_repo, c
     assert len(preds) >= 3 and all(p["status"] == "cloud_failure" for p in preds[1:])
     audit = [json.loads(l) for l in (out / "leak-check" / "cloud_audit.jsonl").read_text().splitlines()]
     assert sum(a["event"] == "http_attempt" for a in audit) == len(fake_cloud.requests)
-    out = capsys.readouterr()
-    assert "FAILED test case" not in out.err                      # the test case itself completed
-    assert f"1/{len(preds)} samples completed, {len(preds) - 1} failed" in out.out
+    printed = capsys.readouterr()
+    assert "FAILED test case" not in printed.err                  # the test case itself completed
+    assert f"1/{len(preds)} samples completed, {len(preds) - 1} failed" in printed.out
     assert (out / "rank" / "all_rank.csv").exists() and not (out / "INCOMPLETE").exists()
 
 
