@@ -98,6 +98,13 @@ def main() -> None:
               f"| {r['token_precision']:.3f} | {r['verbatim_leak']:.3f} |")
     n = rows[0][1]
     print(f"\nentities: {n['n_entities_di']} direct, {n['n_entities_qi']} quasi")
+    hand = [d for d in docs if d["meta"]["source"] == "handwritten"]
+    if hand:
+        print(f"\nhand-written prompts only ({len(hand)}; names and numbers not drawn from Faker's lists):")
+        for name, _ in rows:
+            r = evaluate(hand, build_detector(name))
+            print(f"  {name}: entity recall {r['entity_recall']:.3f}, token precision {r['token_precision']:.3f}, "
+                  f"verbatim leak {r['verbatim_leak']:.3f}")
     print("\nmentions masked per gold category:")
     for name, r in rows:
         print(f"  {name}: " + ", ".join(f"{c} {v}" for c, v in r["by_category"].items()))
