@@ -1,0 +1,417 @@
+#!/usr/bin/env python3
+"""Run one benchmarking job under real KubeEdge-Ianvs and under our runner, then compare the rank files.
+
+    .venv/bin/python scripts/ianvs_parity.py                        # the default TAB job
+    .venv/bin/python scripts/ianvs_parity.py -f <benchmarkingjob.yaml> --ianvs-venv /work/.venv-ianvs
+    .venv/bin/python scripts/ianvs_parity.py --compare A/all_rank.csv B/all_rank.csv   # no runs
+
+Both runs start from the repository root (Ianvs resolves every relative path against the CWD). Each gets
+its own workspace: a temporary copy of the benchmarkingjob YAML (and of its testenv YAML) is written with
+``workspace`` pointing into a scratch folder, so the project's ./workspace is never touched and Ianvs's
+append-on-rerun behaviour of all_rank.csv cannot mix runs. The algorithm YAMLs are used as they are.
+
+Real Ianvs is *not* part of this project: it is installed in a separate venv (see
+docs "Installing real Ianvs", or /work/shared/docs/ianvs-contract.md section 0) given by --ianvs-venv,
+$IANVS_VENV, or /work/.venv-ianvs. That venv must also have this project installed.
+
+By default each run gets a private response cache ($CEP_CACHE_DIR: a scratch folder whose entries are
+symlinks to the real cache, except ``cloud_cache``), so the second run cannot reuse the first run's cloud
+answers. --shared-cache turns this off.
+
+Comparison: rows are matched by their test case (algorithm, paradigm, module names and every
+``<type>-<hp>`` column); for each metric of the testenv (and the ``rank`` column) the Ianvs value and
+ours must be equal: exactly for integer counts and non-numeric values, |diff| < 1e-9 for other numbers.
+Exit status: 0 all equal, 1 some value or test case differs, 2 a run failed or the setup is wrong.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_JOB = "examples/TAB/cloud_edge_collaborative_inference_bench/benchmarkingjob.yaml"
+DEFAULT_IANVS_VENV = "/work/.venv-ianvs"
+DEFAULT_OUR_CLI = REPO / ".venv" / "bin" / "cloud-edge-privacy"
+NON_KEY_COLUMNS = {"rank", "time", "url"}
+TOL = 1e-9
+
+
+class ParityError(Exception):
+    """A setup or run problem (exit status 2), as opposed to a difference in the results (exit status 1)."""
+
+
+# ---------------------------------------------------------------------------------------------- YAML
+def _yaml():
+    try:
+        import yaml  # noqa: PLC0415
+    except ImportError:
+        raise ParityError("PyYAML is not importable by this interpreter; run the script with the project's "
+                          f"venv: {REPO}/.venv/bin/python {Path(__file__).relative_to(REPO)}") from None
+    return yaml
+
+
+def _load(path: Path, top: str) -> dict:
+    yaml = _yaml()
+    with open(path, encoding="utf-8") as fh:
+        doc = yaml.safe_load(fh)
+    if not isinstance(doc, dict) or not isinstance(doc.get(top), dict):
+        raise ParityError(f"{path}: no top-level '{top}:' mapping")
+    return doc
+
+
+def _dump(doc: dict, path: Path) -> None:
+    yaml = _yaml()
+    with open(path, "w", encoding="utf-8") as fh:
+        yaml.safe_dump(doc, fh, sort_keys=False, allow_unicode=True)
+
+
+def prepare_job(job_yaml: Path, out_dir: Path, workspace: Path, limit: Optional[int]) -> Tuple[Path, str, List[str]]:
+    """Write a copy of the job YAML (workspace -> ``workspace``) and of its testenv YAML into ``out_dir``.
+
+    With ``limit``, the testenv's JSONL train/test files are cut to their first ``limit`` lines (copies in
+    ``out_dir``), so both runners see the same reduced data.  Returns (job copy, job name, metric names).
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    job = _load(job_yaml, "benchmarkingjob")
+    bj = job["benchmarkingjob"]
+    testenv_path = bj.get("testenv")
+    if not testenv_path:
+        raise ParityError(f"{job_yaml}: benchmarkingjob.testenv is missing")
+    testenv_src = (REPO / testenv_path) if not os.path.isabs(testenv_path) else Path(testenv_path)
+    if not testenv_src.is_file():
+        raise ParityError(f"testenv file {testenv_path} not found (relative paths resolve against {REPO})")
+    testenv = _load(testenv_src, "testenv")
+    te = testenv["testenv"]
+    metrics = [m.get("name") for m in te.get("metrics") or [] if isinstance(m, dict) and m.get("name")]
+    if limit is not None:
+        ds = te.get("dataset") or {}
+        for key in ("train_data", "test_data"):
+            src = ds.get(key)
+            if not src:
+                continue
+            p = (REPO / src) if not os.path.isabs(src) else Path(src)
+            if p.suffix != ".jsonl":
+                raise ParityError(f"--limit only works with JSONL datasets ({key}: {src})")
+            cut = out_dir / f"{key}{p.suffix}"
+            with open(p, encoding="utf-8") as fi, open(cut, "w", encoding="utf-8") as fo:
+                n = 0
+                for line in fi:
+                    if n >= limit:
+                        break
+                    if line.strip():
+                        fo.write(line)
+                        n += 1
+            ds[key] = str(cut)
+        if ds.get("test_data_info") and not ds.get("test_data") and not ds.get("test_index"):
+            raise ParityError("--limit does not support test_data_info datasets")
+    testenv_copy = out_dir / "testenv.yaml"
+    _dump(testenv, testenv_copy)
+    bj["workspace"] = str(workspace)
+    bj["testenv"] = str(testenv_copy)
+    job_copy = out_dir / "benchmarkingjob.yaml"
+    _dump(job, job_copy)
+    return job_copy, str(bj.get("name") or "benchmarkingjob"), metrics
+
+
+# ---------------------------------------------------------------------------------------------- runs
+def private_cache(dest: Path) -> Path:
+    """A $CEP_CACHE_DIR that shares models and wheels with the real cache but has its own cloud_cache."""
+    real = Path(os.environ.get("CEP_CACHE_DIR") or Path.home() / ".cache" / "cloud-edge-privacy")
+    dest.mkdir(parents=True, exist_ok=True)
+    if real.is_dir():
+        for entry in real.iterdir():
+            if entry.name != "cloud_cache" and not (dest / entry.name).exists():
+                (dest / entry.name).symlink_to(entry.resolve())
+    return dest
+
+
+def run(label: str, cmd: Sequence[str], env: Dict[str, str], log: Path, timeout: float, nice: int) -> float:
+    """Run ``cmd`` from the repo root, output to ``log``; raise ParityError on failure or timeout."""
+    if nice:
+        cmd = ["nice", "-n", str(nice), *cmd]
+    print(f"[{label}] {' '.join(cmd)}\n[{label}] log: {log}", flush=True)
+    t0 = time.perf_counter()
+    with open(log, "w", encoding="utf-8") as fh:
+        proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=fh, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        try:
+            rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+            raise ParityError(f"[{label}] timed out after {timeout:.0f} s\n{_tail(log)}") from None
+        except KeyboardInterrupt:
+            os.killpg(proc.pid, signal.SIGTERM)
+            raise
+    dt = time.perf_counter() - t0
+    if rc != 0:
+        raise ParityError(f"[{label}] exited with status {rc} after {dt:.0f} s; last lines of {log}:\n{_tail(log)}")
+    print(f"[{label}] finished in {dt:.0f} s", flush=True)
+    return dt
+
+
+def _tail(path: Path, n: int = 40) -> str:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return "(no log)"
+    return "\n".join("    " + line for line in lines[-n:])
+
+
+def ianvs_command(venv: Path) -> List[str]:
+    exe = venv / "bin" / "ianvs"
+    py = venv / "bin" / "python"
+    if not venv.is_dir():
+        raise ParityError(f"Ianvs venv {venv} does not exist. Give it with --ianvs-venv or $IANVS_VENV, or create "
+                          "it as described in /work/shared/docs/ianvs-contract.md section 0 (Sedna wheel, Ianvs "
+                          "requirements, `pip install <ianvs checkout>`, torch==2.13.0, then this project).")
+    if not exe.is_file() or not os.access(exe, os.X_OK):
+        raise ParityError(f"{exe} is missing: Ianvs is not installed in {venv} (pip install <ianvs checkout>)")
+    probe = subprocess.run([str(py), "-c", "import sedna, core, cloud_edge_privacy"], cwd="/",
+                           capture_output=True, text=True)
+    if probe.returncode != 0:
+        last = (probe.stderr.strip().splitlines() or [""])[-1]
+        raise ParityError(f"{py} cannot import sedna, core (Ianvs) and cloud_edge_privacy (this project): {last}")
+    return [str(exe)]
+
+
+def venv_env(bin_dir: Path, cache: Optional[Path]) -> Dict[str, str]:
+    env = dict(os.environ)
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+    env["VIRTUAL_ENV"] = str(bin_dir.parent)
+    env.pop("PYTHONHOME", None)
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    if cache is not None:
+        env["CEP_CACHE_DIR"] = str(cache)
+    return env
+
+
+# ---------------------------------------------------------------------------------------------- compare
+def read_rank(path: Path) -> Tuple[List[str], List[Dict[str, str]]]:
+    if not path.is_file():
+        raise ParityError(f"rank file {path} was not written")
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        rows = list(reader)
+        return list(reader.fieldnames or []), rows
+
+
+def _num(s: str) -> Optional[float]:
+    try:
+        return float(s)
+    except (TypeError, ValueError):
+        return None
+
+
+def _is_int(s: str) -> bool:
+    try:
+        int(s.strip())
+        return True
+    except (AttributeError, ValueError):
+        return False
+
+
+def values_equal(a: str, b: str) -> bool:
+    a, b = (a or "").strip(), (b or "").strip()
+    if _is_int(a) and _is_int(b):
+        return int(a) == int(b)  # counts: exact
+    fa, fb = _num(a), _num(b)
+    if fa is not None and fb is not None:
+        if math.isnan(fa) or math.isnan(fb):
+            return math.isnan(fa) and math.isnan(fb)
+        if math.isinf(fa) or math.isinf(fb):
+            return fa == fb
+        return abs(fa - fb) < TOL
+    missing = {"", "nan", "none"}
+    if a.lower() in missing and b.lower() in missing:
+        return True
+    return a == b
+
+
+def compare(ianvs_csv: Path, ours_csv: Path, metrics: Optional[List[str]], ignore: Sequence[str]) -> int:
+    """Print the parity table; return the number of differences (values, missing rows, column sets)."""
+    cols_i, rows_i = read_rank(ianvs_csv)
+    cols_o, rows_o = read_rank(ours_csv)
+    problems = 0
+    if metrics is None:  # --compare without a job: metrics = columns between 'algorithm' and 'paradigm'
+        def between(cols: List[str]) -> List[str]:
+            try:
+                return cols[cols.index("algorithm") + 1: cols.index("paradigm")]
+            except ValueError:
+                return []
+        metrics = list(dict.fromkeys(between(cols_i) + between(cols_o)))
+    metrics = [m for m in metrics if m not in ignore]
+    for m in metrics:
+        for label, cols in (("Ianvs", cols_i), ("ours", cols_o)):
+            if m not in cols:
+                print(f"DIFF: metric column '{m}' missing from {label}'s all_rank.csv")
+                problems += 1
+    metric_set = set(metrics) | set(ignore)
+    key_i = [c for c in cols_i if c not in metric_set and c not in NON_KEY_COLUMNS]
+    key_o = [c for c in cols_o if c not in metric_set and c not in NON_KEY_COLUMNS]
+    if set(key_i) != set(key_o):
+        print(f"DIFF: test-case columns differ: only Ianvs {sorted(set(key_i) - set(key_o))}, "
+              f"only ours {sorted(set(key_o) - set(key_i))}")
+        problems += 1
+    key_cols = [c for c in key_i if c in key_o]
+    if set(cols_i) - set(cols_o) - set(ignore) or set(cols_o) - set(cols_i) - set(ignore):
+        print(f"note: column sets differ: only Ianvs {sorted(set(cols_i) - set(cols_o))}, "
+              f"only ours {sorted(set(cols_o) - set(cols_i))}")
+    if cols_i != cols_o and set(cols_i) == set(cols_o):
+        print("note: same columns, different order (Ianvs orders metric columns as a set)")
+
+    def key(row: Dict[str, str]) -> Tuple[str, ...]:
+        return tuple((row.get(c) or "").strip() for c in key_cols)
+
+    by_i: Dict[Tuple[str, ...], List[Dict[str, str]]] = {}
+    by_o: Dict[Tuple[str, ...], List[Dict[str, str]]] = {}
+    for rows, by in ((rows_i, by_i), (rows_o, by_o)):
+        for r in rows:
+            by.setdefault(key(r), []).append(r)
+    for label, by in (("Ianvs", by_i), ("ours", by_o)):
+        dups = {k: len(v) for k, v in by.items() if len(v) > 1}
+        if dups:
+            print(f"DIFF: {label}'s all_rank.csv has repeated test cases ({sum(dups.values())} rows for "
+                  f"{len(dups)} cases): a stale rank file appended to?")
+            problems += 1
+    # the columns that identify a test case in the table: those whose value varies between rows
+    all_keys = list(dict.fromkeys(list(by_i) + list(by_o)))
+    varying = [c for j, c in enumerate(key_cols) if len({k[j] for k in all_keys}) > 1] or key_cols[:1]
+    idx = [key_cols.index(c) for c in varying]
+
+    def label_of(k: Tuple[str, ...]) -> str:
+        return ", ".join(f"{key_cols[j]}={k[j]}" for j in idx)
+
+    compared = ["rank", *metrics]
+    table = []
+    legend = []
+    for k in all_keys:
+        ri, ro = (by_i.get(k) or [None])[0], (by_o.get(k) or [None])[0]
+        if ri is None or ro is None:
+            print(f"DIFF: test case [{label_of(k)}] only in {'ours' if ri is None else 'Ianvs'}")
+            problems += 1
+            continue
+        case = f"#{len(legend) + 1}"
+        legend.append(f"{case}: {label_of(k)}")
+        for m in compared:
+            vi, vo = ri.get(m, ""), ro.get(m, "")
+            eq = values_equal(vi, vo)
+            problems += 0 if eq else 1
+            table.append((case, m, vi, vo, "yes" if eq else "NO"))
+    print("\ntest cases (the test-case columns whose values differ between rows):")
+    for line in legend:
+        print("  " + line)
+    header = ("case", "metric", "Ianvs", "ours", "equal?")
+    widths = [min(max(len(str(r[i])) for r in [header, *table]), 40) for i in range(5)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    print()
+    print(fmt.format(*header))
+    print(fmt.format(*("-" * w for w in widths)))
+    for r in table:
+        print(fmt.format(*(str(c) if len(str(c)) <= 40 else str(c)[:37] + "..." for c in r)))
+    if ignore:
+        print(f"\n(not compared: {', '.join(ignore)})")
+    n_cases = len([k for k in all_keys if k in by_i and k in by_o])
+    print(f"\n{n_cases} test case(s) in both files; {problems} difference(s)")
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------- main
+def _abs(path: str) -> Path:
+    return Path(path) if os.path.isabs(path) else REPO / path
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("-f", "--config", default=None,
+                    help=f"benchmarkingjob YAML, relative to the repo root (default: {DEFAULT_JOB})")
+    ap.add_argument("--ianvs-venv", default=None,
+                    help=f"venv with real Ianvs + Sedna + this project (else $IANVS_VENV, else {DEFAULT_IANVS_VENV})")
+    ap.add_argument("--our-cli", default=str(DEFAULT_OUR_CLI), help="our runner's executable (cloud-edge-privacy)")
+    ap.add_argument("--work-dir", default=None, help="scratch folder for YAML copies, workspaces and logs "
+                    "(default: a new temporary folder, kept for inspection)")
+    ap.add_argument("--timeout", type=float, default=1200, help="seconds allowed per run (default 1200)")
+    ap.add_argument("--limit", type=int, default=None, help="cut the testenv's JSONL data to its first N samples")
+    ap.add_argument("--ignore", action="append", default=[], metavar="METRIC",
+                    help="a metric not to compare (e.g. a wall-clock one); repeatable")
+    ap.add_argument("--shared-cache", action="store_true",
+                    help="let both runs share the real response cache (the second run reuses cloud answers)")
+    ap.add_argument("--nice", type=int, default=10, help="nice level of the runs (0: none; default 10)")
+    ap.add_argument("--only", choices=["ianvs", "ours"], default=None,
+                    help="run only one side (no comparison); for checking a setup")
+    ap.add_argument("--compare", nargs=2, metavar=("IANVS_CSV", "OUR_CSV"), default=None,
+                    help="only compare two existing all_rank.csv files")
+    args = ap.parse_args(argv)
+
+    try:
+        if args.compare:
+            metrics = None  # without -f: the columns between 'algorithm' and 'paradigm'
+            if args.config:
+                tmp = Path(tempfile.mkdtemp(prefix="ianvs-parity-"))
+                _, _, metrics = prepare_job(_abs(args.config), tmp, tmp / "workspace", None)
+                shutil.rmtree(tmp, ignore_errors=True)
+            return 1 if compare(Path(args.compare[0]), Path(args.compare[1]), metrics, args.ignore) else 0
+
+        args.config = args.config or DEFAULT_JOB
+        job_yaml = _abs(args.config)
+        if not job_yaml.is_file():
+            raise ParityError(f"{args.config}: no such benchmarkingjob YAML (relative to {REPO})")
+        venv = Path(args.ianvs_venv or os.environ.get("IANVS_VENV") or DEFAULT_IANVS_VENV)
+        ours_cli = Path(args.our_cli)
+        if args.only != "ours":
+            ianvs_cmd = ianvs_command(venv)
+        if args.only != "ianvs" and not (ours_cli.is_file() and os.access(ours_cli, os.X_OK)):
+            raise ParityError(f"our runner {ours_cli} is missing (run scripts/setup.sh, or give --our-cli)")
+        work = Path(args.work_dir or tempfile.mkdtemp(prefix="ianvs-parity-")).resolve()
+        work.mkdir(parents=True, exist_ok=True)
+        print(f"job: {job_yaml}\nscratch: {work}", flush=True)
+
+        csvs: Dict[str, Path] = {}
+        metrics: List[str] = []
+        sides = [s for s in ("ianvs", "ours") if not args.only or args.only == s]
+        copies: Dict[str, Tuple[Path, str, List[str]]] = {}
+        for side in sides:  # both copies up front: a testenv edited during the first run must not split them
+            ws = work / side / "workspace"
+            if ws.exists():
+                shutil.rmtree(ws)  # Ianvs appends to an existing all_rank.csv
+            copies[side] = prepare_job(job_yaml, work / side, ws, args.limit)
+        for side in sides:
+            ws = work / side / "workspace"
+            job_copy, name, metrics = copies[side]
+            cache = None if args.shared_cache else private_cache(work / side / "cache")
+            if side == "ianvs":
+                env = venv_env(venv / "bin", cache)
+                run("ianvs", [*ianvs_cmd, "-f", str(job_copy)], env, work / "ianvs.log", args.timeout, args.nice)
+            else:
+                env = venv_env(ours_cli.parent, cache)
+                env.pop("TAB_DATA_DIR", None)
+                run("ours", [str(ours_cli), "run", "-f", str(job_copy), "--sample", "--no-progress", "--no-judge"], env,
+                    work / "ours.log", args.timeout, args.nice)
+            csvs[side] = ws / name / "rank" / "all_rank.csv"
+            print(f"[{side}] rank file: {csvs[side]}", flush=True)
+        if args.only:
+            read_rank(csvs[args.only])
+            return 0
+        diffs = compare(csvs["ianvs"], csvs["ours"], metrics, args.ignore)
+        return 1 if diffs else 0
+    except ParityError as e:
+        print(f"ianvs_parity: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
