@@ -116,6 +116,45 @@ def write_tables(out_dir: str, rows: Sequence[Dict[str, Any]], meta: Dict[str, A
         fh.write(markdown_table(table, meta))
 
 
+def plot_grid(rows: Sequence[Dict[str, Any]], out_dir: str) -> List[str]:
+    """``psr_vs_epsilon.png`` (PSR and token precision) and ``mia_vs_epsilon.png``: mean ± sd over seeds."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    xs = {1.0: 0, 10.0: 1, math.inf: 2}
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    files = []
+    for fname, panels in (("psr_vs_epsilon.png", (("PSR", "PSR (entity recall, DIRECT+QUASI)"),
+                                                   ("token_precision", "TAB token precision"))),
+                          ("mia_vs_epsilon.png", (("mia_auc", "loss-threshold MIA AUC"),
+                                                  ("mia_tpr_at_1fpr", "MIA TPR at 1% FPR")))):
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+        for ax, (key, label) in zip(axes, panels):
+            for i, m in enumerate(methods):
+                pts = []
+                for e in sorted({float(r["epsilon"]) for r in rows if r["method"] == m}):
+                    v = [float(r[key]) for r in rows if r["method"] == m and float(r["epsilon"]) == e]
+                    pts.append((xs.get(e, 2) + (i - len(methods) / 2) * 0.04, statistics.mean(v),
+                                statistics.stdev(v) if len(v) > 1 else 0.0))
+                ax.errorbar([p[0] for p in pts], [p[1] for p in pts], yerr=[p[2] for p in pts], marker="o",
+                            capsize=3, label=m, linestyle="-" if len(pts) > 1 else "none")
+            if key == "mia_auc":
+                ax.axhline(0.5, color="grey", lw=0.8, ls="--")
+            ax.set_xticks([0, 1, 2], ["ε=1", "ε=10", "ε=∞ (no DP)"])
+            ax.set_ylabel(label)
+            ax.set_ylim(0, 1.02)
+        axes[0].legend(fontsize=7)
+        fig.suptitle("Federated detector on TAB dev (ε: target over all rounds; paper rows: per-round ε)", fontsize=9)
+        fig.tight_layout()
+        path = os.path.join(out_dir, fname)
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        files.append(path)
+    return files
+
+
 def merge_results(dirs: Sequence[str], out_dir: str) -> List[Dict[str, Any]]:
     """Merge the ``grid_rows.json`` of runs over disjoint cells (e.g. run in parallel) into one table."""
     rows: List[Dict[str, Any]] = []
@@ -140,6 +179,7 @@ def merge_results(dirs: Sequence[str], out_dir: str) -> List[Dict[str, Any]]:
     with open(os.path.join(out_dir, "grid_rows.json"), "w", encoding="utf-8") as fh:
         json.dump({"meta": meta, "rows": rows}, fh, indent=1, default=str)
     write_tables(out_dir, rows, meta)
+    plot_grid(rows, out_dir)
     return rows
 
 
@@ -156,6 +196,14 @@ def _mean_sd(vals: Iterable[float]) -> str:
     return f"{statistics.mean(v):.3f}" + (f" ± {statistics.stdev(v):.3f}" if len(v) > 1 else "")
 
 
+def _span_of(vals: Sequence[Any], infinite: bool) -> str:
+    """One value, or ``min-max`` when seeds differ (δ = 1/|S| follows each seed's client split)."""
+    v = sorted({float(x) for x in vals if x not in (None, "")})
+    if not v:
+        return "inf" if infinite else ""
+    return f"{v[0]:g}" if len(v) == 1 else f"{v[0]:g}-{v[-1]:g}"
+
+
 def summarize(rows: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
     """One row per (method, ε): mean ± sd over seeds."""
     out: List[Dict[str, Any]] = []
@@ -169,7 +217,7 @@ def summarize(rows: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
         out.append({
             "method": m, "epsilon_target": "inf" if math.isinf(e) else e,
             "epsilon_per_round_paper": p.get("epsilon_per_round_paper", ""),
-            "epsilon_total_accounted": p.get("epsilon_total_rdp", "inf" if math.isinf(e) else ""),
+            "epsilon_total_accounted": _span_of([r["privacy"].get("epsilon_total_rdp") for r in rs], math.isinf(e)),
             "PSR": _mean_sd(r["PSR"] for r in rs), "token_precision": _mean_sd(r["token_precision"] for r in rs),
             "mia_auc": _mean_sd(r["mia_auc"] for r in rs), "mia_tpr_at_1fpr": _mean_sd(r["mia_tpr_at_1fpr"] for r in rs),
             "seeds": len(rs), "train_seconds": round(statistics.mean(r["train_seconds"] for r in rs), 1),

@@ -173,7 +173,7 @@ def run_federated_job(config_path: str, *, smoke: bool = False, progress: bool =
     sort_keys = [(list(d)[0], list(d.values())[0]) for d in ((job.get("rank") or {}).get("sort_by") or [])]
     for key, order in reversed(sort_keys):
         rows.sort(key=lambda r: (r.get(key) if r.get(key) == r.get(key) else float("-inf")), reverse=order != "ascend")
-    out_dir = os.path.join(job.get("workspace", "./workspace"), job["name"], "rank")
+    out_dir = os.path.join(job.get("workspace", "./workspace"), job["name"] + ("_smoke_ours" if smoke else ""), "rank")
     os.makedirs(out_dir, exist_ok=True)
     rank_file = os.path.join(out_dir, "all_rank.csv")
     with open(rank_file, "w", newline="", encoding="utf-8") as fh:
