@@ -276,6 +276,10 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("keys", nargs="*", help="catalog keys (default: the default edge/cloud model)")
     m.set_defaults(func=_cmd_models)
 
+    from .proxy.cli import add_parser as add_proxy_parser
+
+    add_proxy_parser(sub)
+
     s = sub.add_parser("serve", help="start the offline cloud (llama.cpp OpenAI-compatible server) by hand")
     s.add_argument("--model", default="qwen2.5-coder-0.5b-instruct")
     s.add_argument("--port", type=int, default=None)

@@ -15,9 +15,10 @@ Any finding means nothing is sent.  Findings name the rule and the category, nev
 from __future__ import annotations
 
 import hashlib
+import hmac
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .gateway import ProtectedFields
 from .spans import Span
@@ -33,14 +34,21 @@ class Finding:
     rule: str
     category: str
     field: int
-    fingerprint: str  # sha256 prefix of the offending value: lets an operator match findings, reveals nothing
+    fingerprint: str  # keyed fingerprint of the offending value (see _fingerprinter)
 
     def describe(self) -> str:
-        return f"{self.rule} ({self.category}, field {self.field}, value sha256:{self.fingerprint})"
+        return f"{self.rule} ({self.category}, field {self.field}, value hmac:{self.fingerprint})"
 
 
-def _fp(value: str) -> str:
-    return hashlib.sha256(value.lower().encode("utf-8")).hexdigest()[:12]
+def _fingerprinter(key: Optional[bytes]) -> Callable[[str], str]:
+    """A short keyed fingerprint of an offending value (HMAC under the edge's key): lets an operator match
+    findings across log lines; without the key a low-entropy value cannot be brute-forced from it."""
+    secret = key or hashlib.sha256(b"cloud-edge-privacy/egress/unkeyed").digest()
+
+    def fp(value: str) -> str:
+        return hmac.new(secret, value.lower().encode("utf-8"), hashlib.sha256).hexdigest()[:12]
+
+    return fp
 
 
 def _common_words() -> Set[str]:
@@ -81,7 +89,8 @@ def _needles(prot: ProtectedFields, common: Set[str]) -> List[Tuple[str, str, "r
 
 
 def check_egress(prot: ProtectedFields, structured: Optional[Any] = None,
-                 outgoing: Optional[Sequence[str]] = None, randomized_release: bool = False) -> List[Finding]:
+                 outgoing: Optional[Sequence[str]] = None, randomized_release: bool = False,
+                 key: Optional[bytes] = None) -> List[Finding]:
     """Findings for one request (empty list: safe to send).
 
     ``outgoing`` are the final message contents (the protected fields inside our templates); rule 3 scans
@@ -91,6 +100,7 @@ def check_egress(prot: ProtectedFields, structured: Optional[Any] = None,
     """
     if prot.result is None:  # the unprotected baseline: nothing to check against, by definition
         return []
+    _fp = _fingerprinter(key)
     common = _common_words()
     findings: List[Finding] = []
     needles = _needles(prot, common)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .collaboration import sketch_messages
 from .context import RunContext, sample_key
@@ -63,14 +63,15 @@ def safe_reason(exc: BaseException) -> str:
 class EdgePipeline:
     """Protects and sends one sample's request to the cloud, then restores and refines the answer."""
 
-    def __init__(self, ctx: RunContext, config: CloudModelConfig, randomness: Optional[Randomness] = None) -> None:
+    def __init__(self, ctx: RunContext, config: CloudModelConfig, randomness: Optional[Randomness] = None,
+                 guard_detector: str = "structured") -> None:
         """``randomness`` overrides the one the config names (the proxy passes a deployment randomness whose
         secret key is required, so pseudonyms stay the same across requests and processes)."""
         self.ctx = ctx
         self.config = config
         self.randomness = randomness or randomness_for(config)
         self.detector = ctx.detector(config.detector)
-        self.structured = ctx.detector("structured") if config.privacy_method != NO_PROTECTION else None
+        self.structured = ctx.detector(guard_detector) if config.privacy_method != NO_PROTECTION else None
         self.gateway = PrivacyGateway(config.privacy_method, self.randomness, self.detector,
                                       build_accountant(config), config.operator_params())
         self._client = None
@@ -132,11 +133,13 @@ class EdgePipeline:
             node[path[-1]] = new
         return prot, out
 
-    def guard(self, prot: ProtectedFields, messages: List[Dict[str, Any]]) -> float:
-        """Raise :class:`EgressBlocked` if anything identifying is in ``messages``; returns the time taken."""
+    def guard(self, prot: ProtectedFields, messages: List[Dict[str, Any]], extra_texts: Sequence[str] = ()) -> float:
+        """Raise :class:`EgressBlocked` if anything identifying is in ``messages`` or in ``extra_texts`` (other
+        parts of the request body, e.g. tool definitions); returns the time taken."""
         t0 = time.perf_counter()
-        findings = check_egress(prot, self.structured, outgoing_texts(messages),
-                                randomized_release=getattr(self.gateway.operator, "randomized_release", False))
+        findings = check_egress(prot, self.structured, outgoing_texts(messages) + list(extra_texts),
+                                randomized_release=getattr(self.gateway.operator, "randomized_release", False),
+                                key=self.randomness.key)
         if findings:
             raise EgressBlocked(f"egress guard blocked the request: {len(findings)} finding(s): "
                                 + "; ".join(f.describe() for f in findings[:5]))
