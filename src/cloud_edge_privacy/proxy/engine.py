@@ -35,24 +35,12 @@ SCANNED = ("tools", "stop", "response_format", "tool_choice")
 
 
 class ProxyPipeline(EdgePipeline):
-    """:class:`EdgePipeline` with a given :class:`Randomness` and a named egress-guard detector.
-
-    ``EdgePipeline.__init__`` derives its randomness from the config (deployment mode there makes a key per
-    process when ``$CEP_SECRET_KEY`` is unset) and always builds the ``structured`` preset; the proxy needs
-    the key to be required and the guard preset to be named, so this sets the same attributes itself.
-    """
+    """:class:`EdgePipeline` with the proxy's keyed randomness (the secret key is required, so the same value
+    gets the same surrogate in every request) and a named egress-guard detector."""
 
     def __init__(self, ctx: RunContext, config: CloudModelConfig, randomness: Randomness,
-                 guard_detector: str = "structured") -> None:  # noqa: D107 - see class docstring
-        self.ctx = ctx
-        self.config = config
-        self.randomness = randomness
-        self.detector = ctx.detector(config.detector)
-        self.structured = ctx.detector(guard_detector) if config.privacy_method != NO_PROTECTION else None
-        self.gateway = PrivacyGateway(config.privacy_method, randomness, self.detector, None,
-                                      config.operator_params())
-        self._client = None
-        self._refiner = None
+                 guard_detector: str = "structured") -> None:
+        super().__init__(ctx, config, randomness=randomness, guard_detector=guard_detector)
 
 
 @dataclass
@@ -150,7 +138,7 @@ class PrivacyEngine:
             prot, messages = p.protect_messages(body["messages"], scope=SCOPE)
             extra = [json.dumps(body[k], ensure_ascii=False) for k in SCANNED if body.get(k) is not None]
             # extra texts ride along as pseudo-messages: guard() scans the content of each (rule 3)
-            guard_ms = p.guard(prot, messages + [{"role": "scan", "content": t} for t in extra])
+            guard_ms = p.guard(prot, messages, extra_texts=extra)
         # a participant's ``name`` is free text the operators do not rewrite: it is not forwarded
         out["messages"] = [{k: v for k, v in m.items() if k != "name" or m.get("role") in ("tool", "function")}
                            for m in messages]
