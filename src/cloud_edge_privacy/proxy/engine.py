@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, Iterator, List, Tuple
 from ..audit import AuditLog
 from ..context import RunContext
 from ..desensitization.restore import OnePassRestorer
-from ..gateway import NO_PROTECTION, PrivacyGateway, ProtectedFields
+from ..gateway import ProtectedFields
 from ..module_configs import CloudModelConfig
 from ..pipeline import EdgePipeline
 from ..randomness import Randomness
