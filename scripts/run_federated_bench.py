@@ -40,6 +40,9 @@ def main(argv=None) -> int:
     ap.add_argument("--export-method", default="fedavg")
     ap.add_argument("--export-epsilon", type=float, default=math.inf)
     ap.add_argument("--export-path", default=None)
+    ap.add_argument("--lira", action="store_true",
+                    help="offline LiRA (4 shadow models) against centralized, fedavg, fedadam_ldp_accounted and dp_fedavg "
+                         "at eps 10, seed = first --seeds; writes <out>/lira_seed<N>.json")
     ap.add_argument("--merge", nargs="+", default=None, help="merge the grid_rows.json of these dirs into --out")
     ap.add_argument("--prepare-ianvs-data", action="store_true",
                     help="write the example's data/tab_train.jsonl and data/tab_dev.jsonl from the TAB files")
@@ -62,6 +65,24 @@ def main(argv=None) -> int:
     if a.rounds is not None:
         cfg = replace(cfg, rounds=a.rounds)
     t0 = time.perf_counter()
+    if a.lira:
+        import json
+
+        from cloud_edge_privacy.federated.lira import run_lira
+        from cloud_edge_privacy.tab_data import load_tab
+
+        tr, dev = load_tab(a.train), load_tab(a.dev)
+        if a.smoke:
+            tr, dev = tr[:6], dev[:3]
+        cells = [("centralized", math.inf), ("fedavg", math.inf), ("fedadam_ldp_accounted", 10.0), ("dp_fedavg", 10.0)]
+        rows = run_lira(tr, dev, cfg, a.seeds[0], cells, n_shadows=4)
+        os.makedirs(a.out, exist_ok=True)
+        with open(os.path.join(a.out, f"lira_seed{a.seeds[0]}.json"), "w", encoding="utf-8") as fh:
+            json.dump(rows, fh, indent=1, default=str)
+        for r in rows:
+            print(r)
+        print(f"LiRA done in {time.perf_counter() - t0:.1f} s")
+        return 0
     if a.merge:
         from cloud_edge_privacy.federated.experiment import merge_results
 

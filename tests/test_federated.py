@@ -263,3 +263,14 @@ def test_bench_script_smoke_writes_table(tmp_path):
     assert acc == pytest.approx(1.0, rel=0.02)
     md = (out / "grid.md").read_text()
     assert "| fedadam_ldp_accounted | 1.0 |" in md
+
+
+def test_lira_offline_scores_rank_members_above_out_reference():
+    from cloud_edge_privacy.federated.mia import lira_offline_scores
+
+    target = np.array([0.1, 0.9, 0.5])
+    outs = [[0.8, 1.0], [0.9], []]
+    sc = lira_offline_scores(target, outs, 0.5)
+    assert sc[0] == pytest.approx((0.9 - 0.1) / 0.5)
+    assert sc[1] == pytest.approx(0.0)
+    assert math.isnan(sc[2])  # no OUT reference

@@ -7,7 +7,7 @@ with about a hundred non-member windows 1% FPR rests on one or two windows.
 """
 from __future__ import annotations
 
-from typing import Dict
+from typing import Dict, Sequence
 
 import numpy as np
 
@@ -43,3 +43,13 @@ def loss_threshold_attack(model: TokenTagger, members: Windows, nonmembers: Wind
     ns = -window_losses(model, nonmembers.subset(sorted(int(i) for i in ni)))
     return {"mia_auc": round(roc_auc(ms, ns), 4), "mia_tpr_at_1fpr": round(tpr_at_fpr(ms, ns, 0.01), 4),
             "mia_n_members": k, "mia_n_nonmembers": k}
+
+
+def lira_offline_scores(target_losses: np.ndarray, out_losses: Sequence[Sequence[float]], global_std: float) -> np.ndarray:
+    """Offline LiRA with a fixed variance (Carlini et al. 2022, §VI-C): score = (mean OUT loss - target loss) / σ.
+
+    ``out_losses[i]`` holds example i's losses under the shadow models that did not train on it; with few
+    shadows a global σ is more stable than a per-example one. Higher score = more likely a member.
+    """
+    mu = np.array([float(np.mean(v)) if len(v) else np.nan for v in out_losses])
+    return (mu - np.asarray(target_losses, dtype=float)) / max(global_std, 1e-12)
