@@ -178,7 +178,7 @@ class _Entities:
         def b64(obj: Any) -> str:
             return base64.urlsafe_b64encode(json.dumps(obj, separators=(",", ":")).encode()).rstrip(b"=").decode()
 
-        payload = {"sub": str(self.rng.randint(10**5, 10**6)), "name": self.en.name(), "exp": self.rng.randint(1.7e9, 1.8e9)}
+        payload = {"sub": str(self.rng.randint(10**5, 10**6)), "name": self.en.name(), "exp": self.rng.randint(1_700_000_000, 1_800_000_000)}
         sig = _rand(self.rng, string.ascii_letters + string.digits + "-_", 43)
         return f"{b64({'alg': 'HS256', 'typ': 'JWT'})}.{b64(payload)}.{sig}"
 
