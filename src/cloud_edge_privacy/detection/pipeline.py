@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 import time
 from collections import OrderedDict
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
@@ -105,6 +106,7 @@ class Detector:
         self.drop_public_parties = drop_public_parties
         self.cache_size = cache_size  # 0: no cache (benchmarks measure real detection time)
         self._cache: "OrderedDict[str, Tuple[List[Span], float]]" = OrderedDict()
+        self._cache_lock = threading.Lock()  # the cache is shared by threads (proxy workers, router + gateway)
 
     def analyze(self, text: str) -> List[Span]:
         """Detected spans of ``text``; repeated calls on the same text are answered from a small cache."""
@@ -114,17 +116,19 @@ class Detector:
         """Spans and the milliseconds their detection took.  A cache hit reports the time of the original
         computation (as the LLM response caches do), so per-stage timings stay comparable across runs."""
         key = hashlib.sha256(text.encode("utf-8")).hexdigest() if self.cache_size else ""
-        if key in self._cache:
-            self._cache.move_to_end(key)
-            spans, ms = self._cache[key]
-            return list(spans), ms
+        with self._cache_lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                spans, ms = self._cache[key]
+                return list(spans), ms
         t0 = time.perf_counter()
         spans = self.analyze_many([text])[0]
         ms = (time.perf_counter() - t0) * 1e3
         if self.cache_size:
-            self._cache[key] = (spans, ms)
-            if len(self._cache) > self.cache_size:
-                self._cache.popitem(last=False)
+            with self._cache_lock:
+                self._cache[key] = (spans, ms)
+                if len(self._cache) > self.cache_size:
+                    self._cache.popitem(last=False)
         return list(spans), ms
 
     def analyze_many(self, texts: Sequence[str], timings: Optional[Dict[str, float]] = None) -> List[List[Span]]:
