@@ -359,3 +359,18 @@ def test_app_refuses_a_public_bind_without_client_key(proxy, tmp_path):
                        "audit_dir": str(tmp_path)})
     with pytest.raises(ConfigError, match="client key"):
         create_app(s, Secrets(), engine=proxy.engine)
+
+
+def test_default_method_pseudonym_end_to_end(fake, tmp_path):
+    """The proxy's default method: keyed pseudonyms; plain, streamed and tool-call answers come back with the
+    real names, and no planted value reaches the upstream."""
+    with Proxy(fake.base_url, tmp_path, method="pseudonym") as p:
+        client = p.client()
+        r = client.chat.completions.create(model="m", messages=[{"role": "user", "content": PROMPT}])
+        assert r.choices[0].message.content == PROMPT
+        chunks = [c.choices[0].delta.content or "" for c in client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": PROMPT}], stream=True) if c.choices]
+        assert "".join(chunks) == PROMPT
+        t = client.chat.completions.create(model="m", messages=[{"role": "user", "content": PROMPT}], tools=TOOLS)
+        assert json.loads(t.choices[0].message.tool_calls[0].function.arguments)["text"] == PROMPT
+    assert len(fake.requests) == 3 and _leaks(fake) == []
