@@ -129,37 +129,37 @@ class TSModels:
         self.calls["edge_cached" if out.get("cache_hit") else "edge"] += 1
         return str(out["answer"])
 
-    def cloud(self, messages: List[Dict[str, str]]) -> Optional[str]:
-        params = {"max_tokens": self.max_tokens, "temperature": 0.0, "seed": self.seed}
-        base = os.environ.get("CEP_TS_CLOUD_BASE_URL", "")
-        key = stable_hash({"endpoint": base or f"local:{self.cloud_name}",
-                           "model": os.environ.get("CEP_TS_CLOUD_MODEL", self.cloud_name),
-                           "messages": messages, **params})
-        hit = self._response_cache().get(key)
-        if hit is not None:
-            self.calls["cloud_cached"] += 1
-            return str(hit["answer"])
-        if self.cache_only:
-            self.calls["cloud_missing"] = self.calls.get("cloud_missing", 0) + 1
-            return None
+    def _cloud_client(self) -> Any:
+        """The project's one HTTP cloud client (per-attempt audit before sending, bounded retries), with the
+        endpoint from ``$CEP_TS_CLOUD_BASE_URL`` / ``$CEP_TS_CLOUD_MODEL`` / ``$CEP_TS_CLOUD_API_KEY`` or the
+        local llama.cpp server; the audit log is the run context's (``$RESULT_SAVED_URL/cloud_audit.jsonl``)."""
         if self._cloud is None:
-            from openai import OpenAI
+            from ..context import CONTEXTS
+            from ..models.cloud_client import CloudClient, resolve_endpoint
 
-            if base:
-                self._cloud = OpenAI(base_url=base, api_key=os.environ.get("CEP_TS_CLOUD_API_KEY", "none"),
-                                     timeout=300.0, max_retries=2)
-                self._cloud_model_id = os.environ.get("CEP_TS_CLOUD_MODEL", self.cloud_name)
-            else:
-                from ..models.local_server import shared_local_server
+            ep = resolve_endpoint("CEP_TS_CLOUD_BASE_URL", "CEP_TS_CLOUD_MODEL", "CEP_TS_CLOUD_API_KEY",
+                                  self.cloud_name)
+            self._cloud = CloudClient(ep, CONTEXTS.get().audit,
+                                      {"max_tokens": self.max_tokens, "temperature": 0.0, "seed": self.seed},
+                                      timeout_s=300.0, max_retries=2, cache=self._response_cache())
+        return self._cloud
 
-                srv = shared_local_server(self.cloud_name, n_ctx=self.n_ctx)
-                self._cloud = OpenAI(base_url=srv.base_url, api_key="local", timeout=300.0, max_retries=2)
-                self._cloud_model_id = self.cloud_name
-        resp = self._cloud.chat.completions.create(model=self._cloud_model_id, messages=messages, **params)
-        answer = (resp.choices[0].message.content or "").strip()
-        self._response_cache().put(key, {"answer": answer})
-        self.calls["cloud"] += 1
-        return answer
+    def cloud(self, messages: List[Dict[str, str]]) -> Optional[str]:
+        if self.cache_only:
+            base = os.environ.get("CEP_TS_CLOUD_BASE_URL", "")
+            from ..models.cloud_client import CloudClient, Endpoint
+
+            ep = Endpoint(base, os.environ.get("CEP_TS_CLOUD_MODEL", self.cloud_name), "", "remote") if base \
+                else Endpoint("", self.cloud_name, "", "local-llama.cpp")
+            probe = CloudClient(ep, None, {"max_tokens": self.max_tokens, "temperature": 0.0, "seed": self.seed})  # type: ignore[arg-type]
+            hit = self._response_cache().get(probe.cache_key(messages))
+            self.calls["cloud_cached" if hit is not None else "cloud_missing"] = \
+                self.calls.get("cloud_cached" if hit is not None else "cloud_missing", 0) + 1
+            return None if hit is None else str(hit["answer"])
+        out = self._cloud_client().chat(messages, {"sample_id": "timeseries", "route": "cloud",
+                                                   "privacy_method": "timeseries"})
+        self.calls["cloud_cached" if out["cache_hit"] else "cloud"] += 1
+        return str(out["answer"])
 
     def ask(self, which: str, messages: List[Dict[str, str]]) -> Optional[str]:
         return self.edge(messages) if which == "edge" else self.cloud(messages)

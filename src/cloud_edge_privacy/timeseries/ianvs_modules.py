@@ -45,7 +45,7 @@ class CloudConfig(BaseModel):
     calibration: str = "public"
     user_epsilon: float = Field(10.0, gt=0)
     windows: int = Field(4, ge=1)
-    reference_answers: bool = True
+    reference_answers: bool = False  # True sends the original series to the cloud: measurement only
 
 
 class RouterConfig(BaseModel):
