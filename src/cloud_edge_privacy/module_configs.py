@@ -154,8 +154,10 @@ def describe_errors(exc: ValidationError, model: Type[BaseModel]) -> str:
     known = list(model.model_fields)
     parts = []
     for err in exc.errors():
-        key = ".".join(str(p) for p in err.get("loc", ())) or "(config)"
-        if err.get("type") == "extra_forbidden":
+        key = ".".join(str(p) for p in err.get("loc", ()))
+        if not key:  # a rule across several keys (e.g. epsilon for a method without a budget)
+            parts.append(str(err.get("msg", "")).removeprefix("Value error, "))
+        elif err.get("type") == "extra_forbidden":
             close = difflib.get_close_matches(str(err["loc"][-1]), known, n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else f" (known keys: {', '.join(known)})"
             parts.append(f"unknown hyperparameter '{key}'{hint}")
