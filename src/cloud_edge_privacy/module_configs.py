@@ -123,7 +123,7 @@ class CloudModelConfig(_Strict):
 
 
 class EdgeConfidenceRouterConfig(_Strict):
-    confidence_threshold: float = Field(0.8, ge=0.0, le=1.0)
+    confidence_threshold: float = Field(0.8, ge=0.0)  # confidence is in [0, 1]; above 1 sends everything on
     max_edge_words: int = Field(400, ge=1)
 
 
