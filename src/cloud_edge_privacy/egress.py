@@ -18,7 +18,8 @@ import hashlib
 import hmac
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, List, Optional, Sequence, Set, Tuple
+from functools import lru_cache
+from typing import Any, Callable, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .gateway import ProtectedFields
 from .spans import Span
@@ -51,13 +52,15 @@ def _fingerprinter(key: Optional[bytes]) -> Callable[[str], str]:
     return fp
 
 
-def _common_words() -> Set[str]:
+@lru_cache(maxsize=1)
+def _common_words() -> FrozenSet[str]:
+    """English stop words (read once: the guard runs on every request)."""
     try:
         from spacy.lang.en.stop_words import STOP_WORDS
 
-        return set(STOP_WORDS)
+        return frozenset(STOP_WORDS)
     except ImportError:  # pragma: no cover - spaCy is a core dependency
-        return set()
+        return frozenset()
 
 
 def _name_tokens(surface: str, common: Set[str]) -> List[str]:
