@@ -2,7 +2,7 @@
 
 Prints, per detector: entity recall (DIRECT and QUASI pooled), ER_di, ER_qi, token recall, token precision
 and the verbatim-leak rate (share of distinct gold strings of a prompt still present verbatim after the
-detected spans are suppressed).  Report the ``test`` split; ``dev`` is the one recognizers were tuned on.
+detected spans are suppressed).  Report the ``test`` split; ``dev`` and ``tune`` are the ones recognizers were tuned on.
 
     .venv/bin/python scripts/eval_user_prompts.py --split test --detectors default,presidio,spacy
     .venv/bin/python scripts/eval_user_prompts.py --split dev --misses    # what the default preset missed
@@ -73,7 +73,7 @@ def evaluate(docs: List[Dict[str, Any]], detector: Any, show_misses: bool = Fals
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--split", default="test", choices=("dev", "test"))
+    ap.add_argument("--split", default="test", choices=("dev", "test", "tune"))
     ap.add_argument("--detectors", default="default,legal,high_recall,structured,presidio,spacy")
     ap.add_argument("--misses", action="store_true", help="print every gold mention a detector missed")
     ap.add_argument("--regenerate", action="store_true", help="rewrite the frozen split files and exit")

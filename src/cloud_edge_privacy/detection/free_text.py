@@ -18,22 +18,31 @@ _STREET_SUFFIX = (r"Street|St\.?|Road|Rd\.?|Avenue|Ave\.?|Lane|Ln\.?|Way|Drive|D
                   r"Brook|Burg|Camp|Canyon|Cape|Center|Common|Cove|Curve|Dale|Dam|Divide|Expressway|Extension|Fort|"
                   r"Freeway|Glen|Harbor|Inlet|Isle|Lakes?|Loaf|Loop|Mall|Motorway|Neck|Oval|Overpass|Pike|Plaza|Radial|"
                   r"Ramp|Rapids?|Rest|Route|Run|Shoal|Stream|Trafficway|Underpass|Alley|Arcade|Bluffs?|Bottom|Bridge|"
-                  r"Brooks|Burgs|Islands|Lock|Locks|Port|Well")
+                  r"Brooks|Burgs|Islands|Lock|Locks|Port|Well|Gateways?|Extensions|Expressways|Freeways|Highways|Routes|Roads|"
+                  r"Streets|Avenues|Lanes|Drives|Courts|Places|Terraces|Crescents|Groves|Circles|Trails|Walks|Ways")
 _STREET_LEAD = (r"rue|avenue|av\.|boulevard|bd|chemin|impasse|allée|place|quai|route|via|viale|piazza|corso|vicolo|"
                 r"largo|calle|camino|avenida|paseo|plaza|ronda|carrer|rua|travessa|estação|praça|largo|alameda|"
-                r"ul\.|ulica|al\.|aleja|pl\.|plac|os\.|osiedle|jardim|rodovia|vila|setor|quadra|lote")
+                r"ul\.|ulica|al\.|aleja|pl\.|plac|os\.|osiedle|jardim|rodovia|vila|setor|quadra|lote|rotonda|lago|trevo|acceso|"
+                r"callejón|callejon|pasaje|glorieta|cañada|urbanización|vía|travesía|carretera|rambla|contrada|borgo|"
+                r"strada|stretto|praia|vereda|viela|ladeira|parque|passeio|esplanada|conjunto|chácara|núcleo|"
+                r"residencial|loteamento|sítio|fazenda|distrito|morro|recanto|lagoa|campo|trecho|viaduto|estrada|"
+                r"calçada|beco|travessa|ramal|colônia|passagem|galeria|canale|piazzale|viale|salita|sentiero|"
+                r"lungomare|circonvallazione|incrocio|rione|via privata|str\.|sokak|sokağı|cadde|caddesi|bulvar|"
+                r"bulvarı|mahalle|mahallesi|plein|laan|kade")
 _DE_SUFFIX = (r"straße|strasse|str\.|weg|gasse|platz|allee|ring|damm|ufer|chaussee|steig|pfad|laan|straat|gracht|"
               r"plein|kade|singel|dijk|gatan|vägen|gränd|väg|stig|backe|torg|plan|gade|vej|veien|gata")
-_POSTCODE = (r"\d{5}(?:-\d{3,4})?|\d{4}\s?[A-Z]{2}|\d{2}-\d{3}|\d{3}\s?\d{2}|\d{4}|"
+_POSTCODE = (r"\d{5}(?:-\d{3,4})?|\d{8}|\d{4}\s?[A-Z]{2}|\d{2}-\d{3}|\d{3}\s?\d{2}|\d{4}|"
              r"[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}")
-_CITY = rf"{_CAP}(?:[ -](?:{_CAP}|sur|am|an|der|de|la|le|di|del|op|aan|upon|on|in|im)){{0,4}}"
-_TAIL = (rf"(?:,?\s*(?:Apt\.?|Apartment|Suite|Ste\.?|Unit|Flat|Floor|Piso|Piano|Puerta|Etage|Stock|bus|Bus)\s*\w+)?"
-         rf"(?:,\s*(?:(?:{_POSTCODE})\s+{_CITY}(?:\s+{_CAP})?|{_CITY}(?:,\s*[A-Z]{{2}})?\s+(?:{_POSTCODE})|{_CITY}"
+_CITY = rf"{_CAP}(?:[ -](?:{_CAP}|sur|sous|am|an|der|de|des|du|la|le|les|lès|en|aux|di|del|della|do|da|das|dos|op|aan|upon|on|in|im)){{0,4}}"
+_TAIL = (rf"(?:\s*,?\s*(?:Apt\.?|Apartment|Suite|Ste\.?|Unit|Flat|Floor|Piso|Piano|Puerta|Etage|Stock|bus|Bus)\s*\w+)?"
+         rf"(?:\s*,\s*(?:(?:{_POSTCODE})\s+{_CITY}(?:\s+{_CAP})?|{_CITY}(?:,\s*[A-Z]{{2}})?\s+(?:{_POSTCODE})|{_CITY}"
          rf"(?:,\s*[A-Z]{{2}}\s+\d{{5}}(?:-\d{{4}})?)?))?(?:,?\s+(?:{_POSTCODE})(?!\w))?")
 _FLAT = r"(?:(?i:flat|apt\.?|apartment|unit|suite)\s*\d+\w?,?\s+)?"
 _ADDRESS = re.compile("|".join([
     # "17 Larkspur Rise", "90, rue Allard", "4417 W Olive Ave"
     rf"{_FLAT}\b\d{{1,5}}[A-Za-z]?(?:[-/]\d+)?,?\s+(?:(?:{_CAP}|[NSEW]\.?)\s+){{0,4}}(?:{_STREET_SUFFIX})\b{_TAIL}",
+    rf"{_FLAT}\b\d{{1,5}}[A-Za-z]?,?\s+(?i:{_STREET_LEAD})\s+(?:(?:{_CAP}|de|du|des|la|le|del|della|di|da|do|dos|das|"
+    rf"von|van)[ \t]+){{0,4}}{_CAP}{_TAIL}",
     rf"{_FLAT}\b\d{{1,5}}[A-Za-z]?,?\s+(?i:{_STREET_LEAD})\s+(?:[\w'’.-]+\s+){{0,4}}?[\w'’.-]+{_TAIL}",
     # "Klosterstraße 12", "Carlijnweg 03", "Songül-Heinrich-Platz 98/32"
     rf"\b(?:{_CAP}[ -]){{0,3}}[\w'’-]*(?i:{_DE_SUFFIX})\s+\d{{1,5}}[a-z]?(?:\s?[-/]\s?\d+[a-z]?)?{_TAIL}",
@@ -41,11 +50,19 @@ _ADDRESS = re.compile("|".join([
     rf"\b(?i:{_STREET_LEAD})\s+(?:[\w'’.-]+\s+){{0,4}}?[\w'’.-]+,?\s+\d{{1,5}}[A-Za-z]?(?:[-/]\d+)?{_TAIL}",
     # Cyrillic: "ул. Ленина, д. 5, кв. 3", "пр. Тукая, д. 728"
     r"(?:(?:г\.|с\.|пос\.|клх|д\.|ст\.|п\.|м\.|смт)\s*[А-ЯЁІЇЄҐ][\w-]*,\s*)?(?:ул\.|улица|пр\.|просп\.|проспект|пер\.|"
-    r"переулок|ш\.|шоссе|шосе|бул\.|бульвар|наб\.|пл\.|вул\.|вулиця|пров\.|тупик|алея|площа|майдан)\s*[^,\n]{2,40},\s*"
+    r"переулок|провулок|проезд|проїзд|узвіз|ш\.|шоссе|шосе|бул\.|бульвар|наб\.|пл\.|вул\.|вулиця|пров\.|тупик|алея|"
+    r"площа|майдан)\s*[^,\n]{2,40},\s*"
     r"(?:д\.|дом|буд\.)\s*\d+\w*(?:[,/]?\s*(?:кв\.|корп\.|стр\.|к\.)\s*\d+)*(?:,\s*[^,\n]{2,30})?(?:,\s*\d{5,6})?",
     # Han: "上海市徐汇区漕溪北路88号"
     r"[\u4e00-\u9fff]{1,12}?(?:省|市|区|县|镇|乡|村|路|街|道|巷|里)[\u4e00-\u9fff\w]{0,20}?\d+[\w\u4e00-\u9fff]{0,6}?"
     r"(?:号|座|栋|室|楼|幢)(?:[\w\u4e00-\u9fff]{0,8}?(?:室|楼|座|号))?(?:\s*\d{6})?",
+    r"[\u4e00-\u9fff]{1,12}?(?:省|市|区|县)[\u4e00-\u9fff\w]{0,20}?(?:路|街|道|巷)[\w\u4e00-\u9fff]{0,8}?"
+    r"(?:号|座|栋|室|楼|幢)(?:\s*\d{6})?",
+    # Cyrillic settlements by type: "селище Радехів", "клх Яхрома", "г. Тверь"
+    r"(?:(?<![\w])(?:селище|село|смт|місто|посёлок|поселок|деревня|станица|хутор|город|клх|пос\.|с\.|м\.|г\.|д\.)\s*"
+    r"[А-ЯЁІЇЄҐ][\w'’-]+)",
+    # Devanagari and other Indic scripts: "76 कलिता, चिरमिरी 033932", "025 रति त्रिवेदी, भद्रक-654515"
+    r"\b\d{1,5}\s+[\u0900-\u0dff][\u0900-\u0dff ]{1,40},\s*[\u0900-\u0dff][\u0900-\u0dff ]{0,30}[- ]\d{6}\b",
     # Japanese: prefecture + municipality + block numbers
     r"[\u4e00-\u9fff]{1,4}(?:都|道|府|県)[\u3040-\u30ff\u4e00-\u9fff]{1,12}?(?:市|区|町|村|郡)[\u3040-\u30ff\u4e00-\u9fff\d\-−ー\s丁目番地号]{1,30}",
     # Korean: "부산광역시 도봉구 강남대로 475-74"
@@ -56,7 +73,8 @@ _LEGAL_FORM = (r"Ltd\.?|Limited|LLC|L\.L\.C\.|Inc\.?|Incorporated|PLC|plc|LLP|Co
                r"e\.V\.|SE|S\.A\.S?\.?|SA|SAS|SARL|S\.à r\.l\.|S\.p\.A\.|SpA|s\.r\.l\.|S\.r\.l\.|S\.L\.|SL|S\.C\.|s\.c\.|"
                r"Sp\. z o\.o\.|sp\. z o\.o\.|B\.V\.|BV|N\.V\.|NV|AB|A/S|ApS|AS|ASA|Oy|Oyj|Ltda\.?|S/A|A\.Ş\.|Kft\.|"
                r"s\.r\.o\.|a\.s\.|d\.o\.o\.|Pty|Group|Holding|Holdings|& Co\.?|and Sons|& Sons|Partners|"
-               r"Associates|Α\.Ε\.|Ε\.Π\.Ε\.|Ο\.Ε\.")
+               r"Associates|Α\.Ε\.|Ε\.Π\.Ε\.|Ο\.Ε\.|HB|KB|Sp\.k\.|sp\.k\.|Sp\. z o\.o\. Sp\.k\.|Sp\. j\.|sp\. j\.|S\.A\.U\.|"
+               r"Lda\.?|GbR|OHG|UG|eG|mbH|S\.C\.S\.|SNC|S\.N\.C\.|S\.a\.s\.|S\.n\.c\.|Tic\. Ltd\. Şti\.|Ltd\. Şti\.")
 _INSTITUTION = (r"University|Universit[äyé]t?|Université|Universidad|Università|Uniwersytet|Universiteit|Universidade|"
                 r"Üniversitesi|College|School|Primary|Academy|Akademie|Institute|Institut|Instituto|Istituto|Polytechnic|"
                 r"Gymnasium|Lycée|Hochschule|Hospital|Clinic|Klinik|Klinikum|Krankenhaus|Ziekenhuis|Hôpital|CHU|"
@@ -83,16 +101,17 @@ _WORK_ORG = re.compile(
     rf"\b(?:bei|chez|presso|pracuję w|trabajo en|trabalho na|werk bij)\s+|\b(?:employer|seller|company|firm)\s*:?\s+)"
     rf"((?:{_CAP})(?:[ -](?:{_CAP}|&|and)){{0,3}})")
 _AGE = re.compile(
-    r"(?i:\b(?:aged|age|turns?|turning|is|am|i'm)\s+)(\d{1,3})(?=\s*(?:years?|yrs?|y/o|yo|,|\.|and|$|\s))|"
+    r"(?i:\b(?:aged|age|turns?|turning|is|am|i'm)\s+)(\d{1,3})(?=\s*(?:years?|yrs?|y/o|yo|,|\.|;|\)|and|$|\s))|"
     r"\b(\d{1,3})\s*(?i:years?[- ]old|yrs?[- ]old|y/o|yo|jaar|jahre|jahren|ans|años|anni|lat|år|anos|yaş|года|лет|"
-    r"歳|岁|살)(?!\w)|\((\d{1,2})\)")
+    r"歳|岁|살)(?!\w)|\((\d{1,2})\)")  # "(7)" after a name (checked in AgePlaceRecognizer)
 _AGE_SUBJECT = re.compile(r"(?i)(?:\b(?:son|daughter|child|kid|baby|boy|girl|he|she|i|mother|father|mom|mum|dad|wife|"
                           r"husband|boss|patient|grandma|grandpa|who|[A-Z][a-z]+)\s+(?:is|am|turns?|turning)\s+|"
                           r"\b(?:aged|age|turns?|turning|i'm)\s+)$")
 _RESIDENCE = re.compile(
     rf"(?i:\b(?:live|living|lives|lived|based|reside|residing|moved|moving|born|from|near|visit(?:ing)?|trip|"
     rf"wohne|lebe|habite|vivo|abito|woon|mieszkam|bor)\s+(?:in|at|to|near|en|à|a|in der nähe von|w|i)?\s*|"
-    rf"\b(?:near|nahe|près de|cerca de|vicino a|bij|koło)\s+)({_CAP}(?:[ -]{_CAP}){{0,2}})")
+    rf"\b(?:near|nahe|près de|cerca de|vicino a|bij|koło)\s+)({_CAP}(?:[ -](?:(?:de|do|da|del|di|la|le|sur|am|an)[ -])?"
+    rf"{_CAP}){{0,2}})")
 
 
 class AddressRecognizer:
@@ -136,7 +155,7 @@ class AgePlaceRecognizer:
             g = next(i for i in (1, 2, 3) if m.group(i))
             if g == 1 and not _AGE_SUBJECT.search(text[max(0, m.start(1) - 30):m.start(1)]):
                 continue
-            if g == 3 and not re.search(r"[A-Z][^\W\d_]+ $", text[max(0, m.start() - 30):m.start()]):
+            if g == 3 and not re.search(r"[^\W\d_]{2,} $", text[max(0, m.start() - 30):m.start()]):
                 continue
             if 0 < int(m.group(g)) <= 120:
                 out.append(Span(m.start(g), m.end(g), "DEM", 0.7, "age"))

@@ -174,7 +174,8 @@ class NameRecognizer:
                         if k > j and k < n and namey(tokens[k][2], False):
                             j = k
                             continue
-                    if not namey(t, False) or (case(t) != case(tok) and not t.lower() in _PARTICLES):
+                    if not namey(t, False) or (case(t) != case(tok) and not t.lower() in _PARTICLES) \
+                            or _is_cjk(t) != _is_cjk(tok):
                         break
                     names += 1
                     j += 1
@@ -186,12 +187,17 @@ class NameRecognizer:
                 # a lone capitalised first name inside a sentence
                 before = text[max(0, s - 3):s]
                 nxt = tokens[i + 1][2].lower() if i + 1 < n else ""
-                if case(tok) == "title" and len(tok) >= 3 and tok.lower() not in stop and i > 0 \
+                initial = i == 0 or re.search(r"[.!?:\n\"“(]\s*$|^\s*$", before)
+                if case(tok) == "title" and len(tok) >= 3 and tok.lower() not in stop \
                         and tok.lower() not in _PLACES and nxt not in _INSTITUTION_WORDS \
-                        and not re.search(r"[.!?:\n\"“(]\s*$|^\s*$", before):
+                        and (not initial or english_zipf(tok.lower()) < 3.0):  # sentence-initial: only rare words
                     out.append(Span(s, e, "PERSON", 0.6, "names:first"))
                     i += 1
                     continue
+            if _lone_rare_name(text, tokens, i, first, last, stop):
+                out.append(Span(s, e, "PERSON", 0.6, "names:rare"))
+                i += 1
+                continue
             cue = cues.get(s)
             if cue and tok.lower() not in stop and not tok.isdigit():
                 j = i
@@ -213,6 +219,39 @@ class NameRecognizer:
         if _is_cjk(text):
             out.extend(_cjk_names(text, last))
         return out
+
+
+@lru_cache(maxsize=16384)
+def english_zipf(word: str) -> float:
+    """How common a word is in English (wordfreq's Zipf scale: 0 unknown, 3 rare, 6 very common)."""
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency(word, "en")
+
+
+def _lone_rare_name(text: str, tokens: List[Tuple[int, int, str]], i: int, first: FrozenSet[str],
+                    last: FrozenSet[str], stop: FrozenSet[str]) -> bool:
+    """A single list name that is rare as an English word, standing alone in prose: a lower-case first name
+    ("can u pick up carolina"), or a capitalised surname inside a sentence ("attendees: ..., Eriksson").
+    Tokens glued to code punctuation (paths, identifiers, URLs) are left to the code recognizers."""
+    s, e, tok = tokens[i]
+    low = tok.lower()
+    if len(tok) < 4 or low in stop or low in _PLACES or english_zipf(low) >= 3.0:
+        return False
+    if text[max(0, s - 1):s] in ("/", ".", "_", "=", "@", "\\", "-", "#", "$", "{", "[", "<") \
+            or text[e:e + 1] in ("/", ".", "_", "=", "(", "@", "\\", "-", "[", "{") and text[e:e + 2] not in (". ", ".\n"):
+        return False
+    if tok.islower():
+        return low in first
+    if not (tok[:1].isupper() and tok[1:].islower()) or low not in last:
+        return False
+    before = text[max(0, s - 3):s]
+    if re.search(r"[.!?\n\"“(]\s*$|^\s*$", before):  # sentence-initial: the NER models decide
+        return False
+    prev_cap = i > 0 and tokens[i - 1][2][:1].isupper() and _adjacent(text, tokens[i - 1][1], s)
+    next_tok = tokens[i + 1] if i + 1 < len(tokens) else None
+    next_cap = next_tok is not None and next_tok[2][:1].isupper() and _adjacent(text, e, next_tok[0])
+    return not prev_cap and not next_cap and (next_tok is None or next_tok[2].lower() not in _INSTITUTION_WORDS)
 
 
 _INSTITUTION_WORDS = frozenset((
@@ -240,13 +279,27 @@ def _cjk_names(text: str, last: FrozenSet[str]) -> List[Span]:
     for pattern, script in ((_HAN_RUN, r"[\u4e00-\u9fff\u3040-\u30ff]"), (_HANGUL_RUN, r"[\uac00-\ud7a3]")):
         for m in pattern.finditer(text):
             around = text[max(0, m.start() - 12):m.start()] + text[m.end():m.end() + 12]
-            if re.search(script, around) is None and (m.group()[:1] in last or m.group()[:2] in last):
+            if re.search(script, around) is None and (m.group()[:1] in last or m.group()[:2] in last
+                                                      or m.group() in _first_names()):
                 out.append(Span(m.start(), m.end(), "PERSON", 0.65, "names:cjk_isolated"))
+    for m in _HAN_SPACED.finditer(text):
+        around = text[max(0, m.start() - 12):m.start()] + text[m.end():m.end() + 12]
+        if m.group(1) in last and re.search(r"[\u4e00-\u9fff\u3040-\u30ff]", around) is None:
+            out.append(Span(m.start(), m.end(), "PERSON", 0.65, "names:cjk_spaced"))
     for m in _HAN_CUE.finditer(text):
         run = m.group(1)
         if run[:1] in last or run[:2] in last:
             out.append(Span(m.start(1), m.end(1), "PERSON", 0.65, "names:cjk_cue"))
     return out
+
+
+def _first_names() -> FrozenSet[str]:
+    return name_lists()[0]
+
+
+# A Japanese or Chinese surname, a space and a one- or two-character given name, in text of another script.
+_HAN_SPACED = re.compile(r"(?<![\u4e00-\u9fff\u3040-\u30ff])([\u4e00-\u9fff]{1,2}) ([\u4e00-\u9fff]{1,2})"
+                         r"(?![\u4e00-\u9fff\u3040-\u30ff])")
 
 
 @lru_cache(maxsize=1)

@@ -158,9 +158,9 @@ class Detector:
         return out
 
     def _finish(self, text: str, spans: List[Span]) -> List[Span]:
-        spans = merge_spans(spans)
-        if self.propagate:
-            spans = propagate_mentions(text, spans)
+        # Propagation reads the recognizers' own spans, not only their merged union: when "Gitte and Sarina"
+        # is one span, "Gitte" alone elsewhere is still a mention.  It merges what it returns.
+        spans = propagate_mentions(text, spans) if self.propagate else merge_spans(spans)
         return drop_public_parties(text, spans) if self.drop_public_parties else spans
 
 

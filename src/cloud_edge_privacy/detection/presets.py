@@ -29,9 +29,11 @@ def _user_prompt_recognizers() -> List[object]:
     from .free_text import (AddressRecognizer, AgePlaceRecognizer, CourtTextRecognizer, DateAndPlaceRecognizer,
                             OrganisationRecognizer)
     from .names import NameRecognizer
+    from .places import PlaceRecognizer
 
     return [StructuredRecognizer(), RegexRecognizer(), AddressRecognizer(), OrganisationRecognizer(),
-            AgePlaceRecognizer(), DateAndPlaceRecognizer(), CourtTextRecognizer(), NameRecognizer()]
+            AgePlaceRecognizer(), DateAndPlaceRecognizer(), CourtTextRecognizer(), PlaceRecognizer(),
+            NameRecognizer()]
 
 
 def _default() -> Detector:

@@ -44,6 +44,7 @@ def training_info(path: Path = MODEL_DIR) -> Dict[str, Any]:
 
 
 _SENTENCE = re.compile(r"[^\n]*?(?:[.!?](?=\s+[A-Z“\"(0-9])|\n|$)")
+_LOWER_WORD = re.compile(r"\b[a-z][a-z'’-]+\b")
 _CAPITALISED = re.compile(r"(?<=[\s(“\"'])[A-ZÀ-ÞĀ-ſ][\w'’-]*|[^\x00-\x7f\s“”’‘–—€£§°]")
 
 
@@ -59,7 +60,9 @@ def _uninformative() -> frozenset:
              "applicants circumstances case proceedings merits admissibility decision judgment holds unanimously "
              "declares dismisses accordingly however moreover furthermore therefore thus according following "
              "although whereas concerning regarding having done english french pursuant paragraph paragraphs "
-             "mr mrs ms dr i ii iii iv v vi vii a b c d e f g the").split()
+             "mr mrs ms dr i ii iii iv v vi vii a b c d e f g the january february march april may june july august "
+             "september october november december monday tuesday wednesday thursday friday saturday sunday first "
+             "second third fourth fifth sixth seventh eighth ninth tenth").split()
     return frozenset(w.lower() for w in STOP_WORDS) | frozenset(extra)
 
 
@@ -97,11 +100,18 @@ class TabNerRecognizer:
         boring = _uninformative()
         for i, text in enumerate(texts):
             covered = sorted((sp.start, sp.end) for sp in found[i]) if found is not None else []
+            # A sentence-initial word that the same text also uses in lower case ("Subsequently", "Relying")
+            # is an ordinary word there, not a name.
+            lower_words = set(_LOWER_WORD.findall(text))
             for m in _SENTENCE.finditer(text):
                 sent, off = m.group(), m.start()
+                head = len(sent) - len(sent.lstrip()) + 1  # where the first word starts in " " + sent
                 for w in _CAPITALISED.finditer(" " + sent):
                     at = off + w.start() - 1
-                    if w.group().lower() not in boring and not _inside(covered, at, at + len(w.group())):
+                    word = w.group()
+                    if word.lower() in boring or (w.start() == head and word.lower() in lower_words):
+                        continue
+                    if not _inside(covered, at, at + len(word)):
                         pieces.append((i, off, sent))
                         break
         out: List[List[Span]] = [[] for _ in texts]

