@@ -193,3 +193,66 @@ def test_presidio_types_without_a_mapping_are_kept(monkeypatch):
     monkeypatch.setattr(presidio_recognizer, "_engine", lambda: fake)
     spans = presidio_recognizer.PresidioRecognizer().analyze("AB123456C Anna x")
     assert [(s.category, s.source) for s in spans] == [("MISC", "presidio:UK_NINO"), ("PERSON", "presidio:PERSON")]
+
+
+@pytest.mark.parametrize("text, surface", [
+    ("we moved to Karlstad last year", "Karlstad"),
+    ("Departure from Örnsköldsvik at 9", "Örnsköldsvik"),
+    ("Мой город Волноваха, а также", "Волноваха"),
+    ("next meeting in 보령시 on Friday", "보령시"),
+    ("告诉他我下周到红霞市出差", "红霞市"),
+    ("ホテルは日野市にあります", "日野市"),
+    ("来週南房総市で会います", "南房総市"),
+    ("I live in Reading now", "Reading"),
+])
+def test_places_from_the_gazetteer_and_unit_suffixes(text, surface):
+    from cloud_edge_privacy.detection.places import PlaceRecognizer
+
+    assert surface in _found(PlaceRecognizer(), text)
+
+
+def test_town_names_that_are_common_words_need_a_place_cue():
+    from cloud_edge_privacy.detection.places import PlaceRecognizer
+
+    text = "Reading is fun. Nice to meet you. Mobile phones are cheap; 친구 다시 만나요."
+    assert not _found(PlaceRecognizer(), text)
+
+
+@pytest.mark.parametrize("text, surface", [
+    ("rewrite: livio can u pick up the kids", "livio"),
+    ("- attendees: Thomas Holm, Jan Hjalmarsson, Eriksson\n- Jan", "Eriksson"),
+    ("pls reply to shane rose that i can't come", "shane rose"),
+    ("and cc stephanie on it", "stephanie"),
+    ("an interview with 彭林 (HR) and the team", "彭林"),
+    ("the manager, 岡田 治, was rude", "岡田 治"),
+    ("Translate: Hola Ana, soy Lucía Gómez de Acme", "Lucía Gómez"),
+    ("Mijn huisarts is dokter Visser in Assen", "Visser"),
+])
+def test_lone_names_without_a_strong_cue(text, surface):
+    assert surface in _found(NameRecognizer(), text)
+
+
+def test_lone_rare_name_rules_leave_code_and_everyday_words_alone():
+    text = ("import os; path = '/home/carolina/x'; config.eriksson = 1. I went with my wife for dinner and a movie; "
+            "ask will about it. Reading the file with pandas and django.")
+    assert not _found(NameRecognizer(), text)
+
+
+def test_table_cells_are_masked_by_their_column():
+    from cloud_edge_privacy.detection.tabular import TabularRecognizer
+
+    text = "Dedupe:\nname,email,city,notes\nAnna Berg,anna@x.se,Kathleenstad,late\nBo Li,bo@y.cn,Vernio,ok\nbye, thanks"
+    found = _found(TabularRecognizer(), text)
+    assert {"Anna Berg", "anna@x.se", "Kathleenstad", "Bo Li", "bo@y.cn", "Vernio"} == set(found)
+    assert found["Kathleenstad"].category == "LOC" and found["Bo Li"].category == "PERSON"
+    md = "| Name | Phone | Notes |\n|---|---|---|\n| Jo Ng | 555 1234 | late |\n"
+    assert set(_found(TabularRecognizer(), md)) == {"Jo Ng", "555 1234"}
+    assert not TabularRecognizer().analyze("a,b\n1,2\nred, green")
+
+
+def test_propagation_reads_unmerged_spans():
+    det = build_detector("default")
+    text = "A toast for Gitte and Sarina. Mention Gitte's brother."
+    spans = det.analyze(text)
+    second = text.rindex("Gitte")
+    assert any(s.start <= second and second + 5 <= s.end for s in spans), [text[s.start:s.end] for s in spans]

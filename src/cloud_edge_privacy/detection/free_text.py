@@ -34,7 +34,8 @@ _DE_SUFFIX = (r"straße|strasse|str\.|weg|gasse|platz|allee|ring|damm|ufer|chaus
 _POSTCODE = (r"\d{5}(?:-\d{3,4})?|\d{8}|\d{4}\s?[A-Z]{2}|\d{2}-\d{3}|\d{3}\s?\d{2}|\d{4}|"
              r"[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}")
 _CITY = rf"{_CAP}(?:[ -](?:{_CAP}|sur|sous|am|an|der|de|des|du|la|le|les|lès|en|aux|di|del|della|do|da|das|dos|op|aan|upon|on|in|im)){{0,4}}"
-_TAIL = (rf"(?:\s*,?\s*(?:Apt\.?|Apartment|Suite|Ste\.?|Unit|Flat|Floor|Piso|Piano|Puerta|Etage|Stock|bus|Bus)\s*\w+)?"
+_TAIL = (rf"(?:\s*,?\s*(?:Apt\.?|Apartment|Suite|Ste\.?|Unit|Flat|Floor|Piso|Piano|Puerta|Etage|Stock|bus|Bus|Appartamento|Interno|Scala|Wohnung|Whg\.|Appartement|App\.|Apto\.?|"
+         rf"Depto\.?|Dpto\.?|lok\.|m\.|Daire|Kat)\s*\w+)?"
          rf"(?:\s*,\s*(?:(?:{_POSTCODE})\s+{_CITY}(?:\s+{_CAP})?|{_CITY}(?:,\s*[A-Z]{{2}})?\s+(?:{_POSTCODE})|{_CITY}"
          rf"(?:,\s*[A-Z]{{2}}\s+\d{{5}}(?:-\d{{4}})?)?))?(?:,?\s+(?:{_POSTCODE})(?!\w))?")
 _FLAT = r"(?:(?i:flat|apt\.?|apartment|unit|suite)\s*\d+\w?,?\s+)?"

@@ -25,7 +25,8 @@ _CUES = (
     r"manager|landlord|tenant|neighbou?r|grandson|granddaughter|grandmother|grandfather|uncle|aunt|cousin|nephew|niece|"
     r"child|kid|baby|fiancée?|girlfriend|boyfriend|teacher|doctor|client|patient|student|employee|assistant)|"
     r"ich heiße|ich bin|hallo|liebe|lieber|grüße|gruß|je m'appelle|je suis|bonjour|salut|cher|chère|"
-    r"me llamo|hola|querid[oa]|estimad[oa]|saludos|mi chiamo|ciao|gentile|car[oa]|saluti|"
+    r"me llamo|soy|hola|querid[oa]|estimad[oa]|saludos|mi chiamo|sono|ciao|gentile|car[oa]|saluti|sou|"
+    r"dokter|doktor|docteur|doctora|dottore|dottoressa|doutor|doutora|huisarts|hausarzt|"
     r"ik ben|ik heet|beste|groeten|nazywam się|jestem|cześć|meu nome é|olá|jag heter|hej|adım|merhaba|"
     r"mr|mrs|ms|miss|mx|dr|prof|sir|madam|herr|frau|monsieur|madame|mme|mlle|maître|señor|señora|sr|sra|"
     r"signor|signora|sig|dott|pan|pani|meneer|mevrouw|dhr|mevr"
@@ -214,11 +215,56 @@ class NameRecognizer:
                     i = j
                     continue
             i += 1
+        for m in _WEAK_CUE.finditer(text):  # "reply to shane rose", "cc rachel", "ask dr ng"
+            run = _list_name_run(text, m.end(), known, first)
+            if run:
+                out.append(Span(m.end(), run, "PERSON", 0.6, "names:weak_cue"))
+        out += _foreign_script_names(text)
         for m in _CYR_GREEK_NAME.finditer(text):
             out.append(Span(m.start(), m.end(), "PERSON", 0.7, "names:cyrillic_greek"))
         if _is_cjk(text):
             out.extend(_cjk_names(text, last))
         return out
+
+
+# Verbs and prepositions after which a lower-case list name is a person ("cc rachel", "ask dr ng").
+_WEAK_CUE = re.compile(r"(?i)(?<![\w])(?:reply to|write to|send (?:it )?to|cc|bcc|ask|tell|text|ping|email|pick up|"
+                       r"invite|remind|thank|sign it|sign as|signed|from|with|for|dr\.?|and|me and)\s+(?=[^\W\d_])")
+_FUNCTION_WORDS_NOT_NAMES = frozenset(("will", "may", "june", "april", "august", "mark", "bill", "grace", "hope", "joy",
+                                       "faith", "summer", "pat", "rob", "sandy", "sunny", "van", "von", "de", "la",
+                                       "le", "di", "da", "del", "max", "ray", "jack", "frank", "guy", "chase", "skip"))
+
+
+def _list_name_run(text: str, at: int, known: FrozenSet[str], first: FrozenSet[str]) -> int:
+    """End of one or two lower-case list names starting at ``at`` (the first a first name that is not an
+    everyday word), or 0."""
+    m = re.compile(r"([^\W\d_]+)(?: ([^\W\d_]+))?").match(text, at)
+    if not m or not m.group(1).islower():
+        return 0
+    head = m.group(1)
+    if head not in first or head in _FUNCTION_WORDS_NOT_NAMES or head in english_stop_words() \
+            or english_zipf(head) >= 4.5 or len(head) < 3:
+        return 0
+    tail = m.group(2)
+    if tail and tail.islower() and tail in known and tail not in english_stop_words() and english_zipf(tail) < 5.0:
+        return m.end(2)
+    return m.end(1)
+
+
+_FOREIGN_RUN = re.compile(r"(?<![\w\u200d])[\u0900-\u0dff\u0600-\u06ff\u0e00-\u0e7f\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3\u200d]+"
+                          r"(?: [\u0900-\u0dff\u0600-\u06ff\u0e00-\u0e7f\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3\u200d]+){0,2}"
+                          r"(?![\w\u200d])")
+
+
+def _foreign_script_names(text: str) -> List[Span]:
+    """In text written mostly in Latin script, a short run of Devanagari, Arabic, Thai, Han or Hangul words
+    standing alone ("with 彭林 (HR)", "- 지민 to send") is almost always a name; masked as one."""
+    letters = [c for c in text if c.isalpha()]
+    latin = sum(1 for c in letters if c.isascii() or "\u00c0" <= c <= "\u024f")
+    if not letters or latin / len(letters) < 0.7:
+        return []
+    return [Span(m.start(), m.end(), "PERSON", 0.55, "names:foreign_script") for m in _FOREIGN_RUN.finditer(text)
+            if len(m.group().replace(" ", "")) <= 12]
 
 
 @lru_cache(maxsize=16384)

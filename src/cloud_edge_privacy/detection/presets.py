@@ -30,10 +30,11 @@ def _user_prompt_recognizers() -> List[object]:
                             OrganisationRecognizer)
     from .names import NameRecognizer
     from .places import PlaceRecognizer
+    from .tabular import TabularRecognizer
 
     return [StructuredRecognizer(), RegexRecognizer(), AddressRecognizer(), OrganisationRecognizer(),
             AgePlaceRecognizer(), DateAndPlaceRecognizer(), CourtTextRecognizer(), PlaceRecognizer(),
-            NameRecognizer()]
+            TabularRecognizer(), NameRecognizer()]
 
 
 def _default() -> Detector:

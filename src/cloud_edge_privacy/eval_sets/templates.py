@@ -207,6 +207,26 @@ TUNE_TEMPLATES: Tuple[Template, ...] = (
     ("t_children", "support", LATIN,
      "my kids {p1.first_lower} ({p1.age_small}) and {p2.first_lower} ({p2.age_small}) fight all the time. "
      "we live near {l1.city}. advice?"),
+    ("t_csv_rows", "code", ANY,
+     "Dedupe these rows:\nname,email,city\n{p1.full},{p1.email},{l1.city}\n{p2.full},{p2.email},{l1.city}\n"
+     "{p1.lower},{p1.email},{l1.city}"),
+    ("t_forward_header", "email", ANY,
+     "What does she want?\n\n> On {d1.long}, {p1.full} wrote:\n> {p2.first}, can you ask {p3.full} to call me back?"),
+    ("t_quote_name", "support", LATIN,
+     "My neighbour \"{p1.first}\" keeps parking in front of our garage at {p2.address}. His surname is {p1.last}. "
+     "What can I do legally?"),
+    ("t_interview", "cv", ANY,
+     "Prepare me for an interview with {p1.full} (HR) and {p2.last} from {o1.company}. I'm {p3.full}, "
+     "{p3.age}, currently at {o2.company}."),
+    ("t_kid_lower", "medical", LATIN,
+     "how much ibuprofen for a {p1.age_small} year old? {p1.first_lower} weighs 20kg. pharmacist said ask dr "
+     "{p2.last_lower}"),
+    ("t_team_list", "email", ANY,
+     "Assign tasks: {p1.first} - frontend, {p2.first} - backend, {p3.first} - QA. Deadline {d1.long}."),
+    ("t_all_lower_email", "email", LATIN,
+     "pls reply to {p1.lower} that i can't come on friday, and cc {p2.first_lower}. sign it {p3.first_lower}"),
+    ("t_condolence", "email", ANY,
+     "Write a condolence card to {p1.full}. Her husband {p2.first} passed away last week in {l1.city}."),
 )
 
 # Hand-written prompts (names, places and numbers invented by hand, not drawn from Faker's lists).

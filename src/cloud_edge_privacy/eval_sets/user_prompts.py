@@ -23,7 +23,8 @@ DATA_DIR = Path(__file__).resolve().parents[3] / "examples" / "UserPrompts"
 SPLITS = ("dev", "test", "tune")
 _SLOT = re.compile(r"\{(\w+)\.(\w+)\}")
 _MARK = re.compile(r"\[\[(.+?)\|(\w+)\|(DIRECT|QUASI)\|(\w+)\]\]", re.S)
-_NAME_FIELDS = {"full": None, "first": None, "last": None, "lower": None, "upper": None, "first_lower": None}
+_NAME_FIELDS = {"full": None, "first": None, "last": None, "lower": None, "upper": None, "first_lower": None,
+                "last_lower": None}
 # field -> (TAB category, identifier type); name fields are mentions of the person entity itself
 _FIELDS: Dict[str, Tuple[str, str]] = {
     **{f: ("PERSON", "DIRECT") for f in _NAME_FIELDS},
@@ -113,6 +114,7 @@ class _Entities:
         simple: Dict[str, Callable[[], str]] = {
             "full": lambda: full, "first": lambda: first, "last": lambda: last, "lower": lambda: full.lower(),
             "upper": lambda: full.upper(), "first_lower": lambda: first.lower(),
+            "last_lower": lambda: last.lower(),
             "user": lambda: self.get(ent, "_user"), "_user": lambda: self._user(ent),
             "handle": lambda: "@" + self.get(ent, "_user"),
             "email": lambda: (f"{_ascii(first).lower()}.{_ascii(last).lower()}@{f.free_email_domain()}"
