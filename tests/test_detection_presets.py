@@ -99,11 +99,12 @@ def test_what_structured_finds_the_default_preset_masks():
 def test_user_prompt_set_is_frozen_and_split_by_template():
     from cloud_edge_privacy.eval_sets import generate, load_split
 
-    dev, test = load_split("dev"), load_split("test")
-    assert {d["meta"]["template"] for d in dev if d["meta"]["template"]}.isdisjoint(
-        {d["meta"]["template"] for d in test if d["meta"]["template"]})
+    dev, test, tune = load_split("dev"), load_split("test"), load_split("tune")
+    frames = [{d["meta"]["template"] for d in split if d["meta"]["template"]} for split in (dev, test, tune)]
+    assert frames[0].isdisjoint(frames[1]) and frames[2].isdisjoint(frames[0] | frames[1])
+    assert len(tune) >= 100
     regenerated = generate(per_template=1)  # the generator still runs; the frozen files are the reference
     assert len(regenerated["dev"]) + len(regenerated["test"]) > 60
-    for doc in dev + test:
+    for doc in dev + test + tune:
         for m in doc["annotations"]["gold"]["entity_mentions"]:
             assert doc["text"][m["start_offset"]:m["end_offset"]] == m["span_text"]
