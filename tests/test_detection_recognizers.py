@@ -256,3 +256,22 @@ def test_propagation_reads_unmerged_spans():
     spans = det.analyze(text)
     second = text.rindex("Gitte")
     assert any(s.start <= second and second + 5 <= s.end for s in spans), [text[s.start:s.end] for s in spans]
+
+
+def test_llm_second_opinion_keeps_only_verbatim_new_items():
+    from cloud_edge_privacy.detection.llm_opinion import LLMOpinionRecognizer, parse_items, redact
+
+    seen = []
+
+    def chat(messages):  # a scripted model: the logic around it is what is tested
+        seen.append(messages[-1]["content"])
+        return 'Sure: ["Quentin Marsh", "Anna Berg", "the", "Nowhere Ville", "project"] done'
+
+    text = "Ask Anna Berg and quentin marsh... no: Quentin Marsh about the project."
+    rec = LLMOpinionRecognizer(chat)
+    found = [[Span(4, 13, "PERSON", 0.9, "names")]]
+    spans = rec.analyze_many([text], found=found)[0]
+    assert [text[s.start:s.end] for s in spans] == ["Quentin Marsh"]  # invented, already-found, common: dropped
+    assert "Anna Berg" not in seen[0] and "[REDACTED]" in seen[0]
+    assert parse_items("no array here") == [] and parse_items('["a", 3, "bc"') == []
+    assert redact("abcdef", [Span(1, 3, "X", 1, "s")]) == "a[REDACTED]def"

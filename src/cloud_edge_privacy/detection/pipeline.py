@@ -142,7 +142,8 @@ class Detector:
             many = getattr(rec, "analyze_many", None)
             if many is None:
                 results = [rec.analyze(t) for t in texts]  # type: ignore[attr-defined]
-            elif getattr(rec, "skip_plain", False):  # it can skip what the cheaper recognizers before it found
+            elif getattr(rec, "skip_plain", False) or getattr(rec, "reads_found", False):
+                # it reads what the recognizers before it found (to skip it, or to show it redacted)
                 results = many(texts, found=found)
             else:
                 results = many(texts)

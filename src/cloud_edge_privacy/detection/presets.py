@@ -2,7 +2,8 @@
 
 =============  =====================================================================================
 default        user prompts and court text: structured validators, TAB regexes, addresses, organisations,
-               ages/places, multilingual names, the TAB NER; co-reference propagation
+               ages/places, place gazetteer, table columns, multilingual names, the TAB NER; co-reference propagation
+default+llm    default, then the local edge LLM lists what is left (opt-in: one generation per text)
 legal          the TAB-tuned pipeline of earlier releases (TAB regexes + spaCy + TAB NER)
 high_recall    legal + the second TAB NER built on en_core_web_sm (setup.sh trains it)
 structured     only the fast validators (what the egress guard runs over the outgoing request)
@@ -106,8 +107,15 @@ def _tab_ner() -> Detector:
     return Detector([TabNerRecognizer()], name="tab_ner")
 
 
+def _default_llm() -> Detector:
+    from .llm_opinion import build
+
+    return build()
+
+
 PRESETS: Dict[str, Tuple[str, Callable[[], Detector]]] = {
     "default": ("user prompts and court text", _default),
+    "default+llm": ("default + the edge LLM's second opinion (opt-in, seconds per text)", _default_llm),
     "legal": ("TAB-tuned court text (the earlier default)", _legal),
     "high_recall": ("legal + a second TAB NER", _high_recall),
     "structured": ("validators only (egress guard)",

@@ -80,8 +80,8 @@ class TabularRecognizer:
                 pos = off
                 for cell, cat in zip(parts, cats):
                     value = cell.strip().strip("\"'")
-                    if cat and value:
-                        start = text.index(value, pos)
+                    start = text.find(value, pos) if cat and value else -1
+                    if start >= 0:
                         out.append(Span(start, start + len(value), cat, 0.7, "tabular"))
                     pos += len(cell) + 1
                 i += 1
