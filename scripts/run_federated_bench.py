@@ -1,10 +1,14 @@
 #!/usr/bin/env python
-"""Federated privacy detector benchmark (PrivateAI on TAB): the method x ε grid, or export the detector.
+"""Federated privacy detector benchmark (PrivateAI on TAB): methods x ε x seeds, α sweep, LiRA, the KD teacher.
 
-    python scripts/run_federated_bench.py                   # default grid -> examples/TAB/federated_privacy_detector_bench/results/
-    python scripts/run_federated_bench.py --smoke --out /tmp/fed   # seconds, for tests
+    python scripts/run_federated_bench.py                   # the default experiment -> examples/TAB/federated_privacy_detector_bench/results/
+    python scripts/run_federated_bench.py --smoke --out /tmp/fed   # seconds (tiny model, 6 train / 3 dev docs)
     python scripts/run_federated_bench.py --export-detector # train FedAvg and save it for --detector federated
     python scripts/run_federated_bench.py --prepare-ianvs-data  # JSONL files the Ianvs example reads
+
+The distillation teacher is the project's cloud endpoint ($CEP_CLOUD_BASE_URL / $CEP_CLOUD_MODEL /
+$CEP_CLOUD_API_KEY; unset: the local llama.cpp server, started only when a proxy passage is not cached). Its
+answers are cached in $CEP_CACHE_DIR/kd_teacher_cache; --teacher-cache-only refuses to contact the LLM.
 """
 from __future__ import annotations
 
@@ -28,21 +32,29 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--train", default=os.path.join(DATA, "echr_train.json"))
     ap.add_argument("--dev", default=os.path.join(DATA, "echr_dev.json"))
+    ap.add_argument("--background", default=os.path.join(DATA, "background_knowledge.json"),
+                    help="public text {doc_id: text} for the distillation proxy set")
     ap.add_argument("--out", default=str(RESULTS))
-    ap.add_argument("--seeds", type=int, nargs="+", default=[0])
+    ap.add_argument("--seeds", type=int, nargs="+", default=None, help="default 0 1 2 (smoke: 0)")
     ap.add_argument("--methods", nargs="+", default=None)
     ap.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 10.0])
-    ap.add_argument("--alpha", type=float, default=None, help="Dirichlet alpha of the client split")
+    ap.add_argument("--alpha", type=float, default=None, help="Dirichlet alpha of the main grid (default 1)")
+    ap.add_argument("--sweep-alphas", type=float, nargs="*", default=None,
+                    help="extra alphas for the sweep cells (default 0.1 10; smoke: none)")
     ap.add_argument("--rounds", type=int, default=None)
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--shadows", type=int, default=None, help="LiRA shadow models (default 16, smoke 2; 0 = no LiRA)")
+    ap.add_argument("--proxy-passages", type=int, default=None, help="public passages labelled by the teacher (default 100)")
+    ap.add_argument("--teacher-eval-passages", type=int, default=None,
+                    help="dev passages on which the teacher is scored against gold (default 30; 0 = skip)")
+    ap.add_argument("--teacher-cache-only", action="store_true", help="never contact the LLM: fail on a cache miss")
+    ap.add_argument("--kd-interval", type=int, default=None)
+    ap.add_argument("--workers", type=int, default=None, help="worker processes (default 2, smoke 1)")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads per worker process")
     ap.add_argument("--smoke", action="store_true", help="tiny model, 3 clients, 2 rounds, 6 train / 3 dev docs")
     ap.add_argument("--export-detector", action="store_true", help="train one detector and save it for the recognizer")
     ap.add_argument("--export-method", default="fedavg")
     ap.add_argument("--export-epsilon", type=float, default=math.inf)
     ap.add_argument("--export-path", default=None)
-    ap.add_argument("--lira", action="store_true",
-                    help="offline LiRA (4 shadow models) against centralized, fedavg, fedadam_ldp_accounted and dp_fedavg "
-                         "at eps 10, seed = first --seeds; writes <out>/lira_seed<N>.json")
     ap.add_argument("--merge", nargs="+", default=None, help="merge the grid_rows.json of these dirs into --out")
     ap.add_argument("--prepare-ianvs-data", action="store_true",
                     help="write the example's data/tab_train.jsonl and data/tab_dev.jsonl from the TAB files")
@@ -55,34 +67,19 @@ def main(argv=None) -> int:
     torch.set_num_threads(a.threads)
     from dataclasses import replace
 
-    from cloud_edge_privacy.federated.experiment import export_detector, run_grid
+    from cloud_edge_privacy.federated.experiment import ExperimentSpec, export_detector, run_experiment
     from cloud_edge_privacy.federated.recognizer import MODEL_FILE, default_model_dir
     from cloud_edge_privacy.federated.simulation import METHODS, FedConfig
+    from cloud_edge_privacy.federated.teacher import TeacherLabeller
 
     cfg = FedConfig.smoke() if a.smoke else FedConfig()
     if a.alpha is not None:
         cfg = replace(cfg, alpha=a.alpha)
     if a.rounds is not None:
         cfg = replace(cfg, rounds=a.rounds)
+    if a.kd_interval is not None:
+        cfg = replace(cfg, kd=replace(cfg.kd, interval=a.kd_interval))
     t0 = time.perf_counter()
-    if a.lira:
-        import json
-
-        from cloud_edge_privacy.federated.lira import run_lira
-        from cloud_edge_privacy.tab_data import load_tab
-
-        tr, dev = load_tab(a.train), load_tab(a.dev)
-        if a.smoke:
-            tr, dev = tr[:6], dev[:3]
-        cells = [("centralized", math.inf), ("fedavg", math.inf), ("fedadam_ldp_accounted", 10.0), ("dp_fedavg", 10.0)]
-        rows = run_lira(tr, dev, cfg, a.seeds[0], cells, n_shadows=4)
-        os.makedirs(a.out, exist_ok=True)
-        with open(os.path.join(a.out, f"lira_seed{a.seeds[0]}.json"), "w", encoding="utf-8") as fh:
-            json.dump(rows, fh, indent=1, default=str)
-        for r in rows:
-            print(r)
-        print(f"LiRA done in {time.perf_counter() - t0:.1f} s")
-        return 0
     if a.merge:
         from cloud_edge_privacy.federated.experiment import merge_results
 
@@ -95,16 +92,32 @@ def main(argv=None) -> int:
         print(prepare_data(str(RESULTS.parent / "data"), a.train, a.dev))
         return 0
     if a.export_detector:
+        if a.export_method in ("teacher_only", "privateai", "privateai_paper"):
+            print("--export-detector trains without the proxy set; export a distilled model from the grid instead",
+                  file=sys.stderr)
+            return 2
         path = a.export_path or str(default_model_dir() / MODEL_FILE)
         meta = export_detector(a.train, path, method=a.export_method, epsilon=a.export_epsilon, cfg=cfg)
         print(f"saved {path} ({meta}) in {time.perf_counter() - t0:.1f} s")
         return 0
-    small = dict(max_train_docs=6, max_dev_docs=3) if a.smoke else {}
+    spec = ExperimentSpec.smoke() if a.smoke else ExperimentSpec()
+    over = {"methods": tuple(a.methods) if a.methods else None, "epsilons": tuple(a.epsilons),
+            "seeds": tuple(a.seeds) if a.seeds else None,
+            "sweep_alphas": tuple(a.sweep_alphas) if a.sweep_alphas is not None else None,
+            "n_shadows": a.shadows, "n_proxy": a.proxy_passages, "n_teacher_eval": a.teacher_eval_passages,
+            "workers": a.workers, "threads_per_worker": a.threads}
+    spec = replace(spec, **{k: v for k, v in over.items() if v is not None})
+    unknown = [m for m in spec.methods if m not in METHODS]
+    if unknown:
+        print(f"--methods: unknown {unknown} (expected some of {METHODS})", file=sys.stderr)
+        return 2
     export = None if a.smoke else (a.export_path or str(default_model_dir() / MODEL_FILE))
-    run_grid(a.train, a.dev, a.out, methods=a.methods or METHODS, epsilons=a.epsilons, seeds=a.seeds, cfg=cfg,
-             log=lambda m: print(m, flush=True), export_path=export, export_method=a.export_method, **small)
-    print(f"wrote {a.out}/grid.md in {time.perf_counter() - t0:.1f} s")
-    return 0
+    labeller = TeacherLabeller(allow_llm=not a.teacher_cache_only)  # audit: $CEP_CACHE_DIR/kd_teacher_audit.jsonl
+    res = run_experiment(a.train, a.dev, a.out, background_path=a.background, spec=spec, cfg=cfg, labeller=labeller,
+                         log=lambda m: print(m, flush=True), export_path=export, export_method=a.export_method)
+    print(open(os.path.join(a.out, "grid.md"), encoding="utf-8").read())
+    print(f"wrote {a.out} in {time.perf_counter() - t0:.1f} s (teacher LLM calls: {labeller.calls})")
+    return 0 if res["rows"] else 1
 
 
 if __name__ == "__main__":

@@ -1,31 +1,100 @@
-"""The grid: every method x ε x seed, PSR on TAB dev and membership inference, written as a table."""
+"""The experiment: every method x ε x seed (Dirichlet α = 1), an α sweep, membership inference (loss threshold
+and LiRA), the distillation teacher's own quality; tables and plots.
+
+One call of :func:`run_experiment` does it all:
+
+1. public proxy passages (:func:`.distill.proxy_passages`) and their teacher labels (cache first, LLM for
+   misses), and the teacher scored against TAB gold on dev passages (:func:`teacher_quality`);
+2. LiRA shadow models (shared by all targets);
+3. the cells: ``grid_cells(methods, ε)`` for every seed at the main α, plus the α-sweep cells at the other α;
+   each cell trains one detector and evaluates PSR / token precision on dev, the loss-threshold MIA and LiRA.
+
+Cells and shadows run in ``workers`` processes (one torch thread each; spawn), longest first.
+"""
 from __future__ import annotations
 
 import csv
 import json
 import math
+import multiprocessing
 import os
 import statistics
 import time
-from dataclasses import asdict
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
+import numpy as np
+
 from ..tab_data import TabDocument, load_tab
+from .distill import (ProxySet, build_proxy_set, eval_passages, gold_token_share, load_background, proxy_passages,
+                      score_spans_on_gold, teacher_summary)
+from .lira import ShadowRefs, lira_attack, mean_over, shadow_membership, train_shadow
 from .mia import loss_threshold_attack
 from .model import Windows, make_windows, new_model, save_model
-from .simulation import DP_METHODS, METHODS, FedConfig, evaluate_psr, run_method
+from .simulation import DP_METHODS, KD_METHODS, METHODS, OPTIONAL_DP_METHODS, FedConfig, evaluate_psr, run_method
 
 DEFAULT_EPSILONS = (1.0, 10.0)
+DEFAULT_SEEDS = (0, 1, 2)
+# α does not matter to centralized (pooled) or teacher_only (no client data): not in the sweep.
+SWEEP_CELLS: Tuple[Tuple[str, float], ...] = (("local_only", math.inf), ("fedavg", math.inf), ("fedadam", math.inf),
+                                              ("dp_fedavg", 10.0), ("fedadam_ldp_accounted", 10.0),
+                                              ("privateai", 10.0), ("privateai", math.inf))
+_COST = {"dp_fedavg": 3.0, "local_only": 1.4, "privateai": 1.3, "privateai_paper": 1.3}  # relative run time
+ATTACKER_SEED = 12345
 
 
 def grid_cells(methods: Sequence[str], epsilons: Sequence[float]) -> List[Tuple[str, float]]:
-    """(method, ε) pairs: DP methods at each finite ε, the others at ε = ∞."""
+    """(method, ε) pairs: DP methods at each finite ε, ``privateai`` at each finite ε and ∞, the others at ∞."""
     cells: List[Tuple[str, float]] = []
     for m in methods:
         if m not in METHODS:
             raise ValueError(f"unknown method '{m}' (expected one of {METHODS})")
-        cells.extend([(m, float(e)) for e in epsilons] if m in DP_METHODS else [(m, math.inf)])
+        if m in DP_METHODS:
+            cells.extend((m, float(e)) for e in epsilons)
+        elif m in OPTIONAL_DP_METHODS:
+            cells.extend([(m, float(e)) for e in epsilons] + [(m, math.inf)])
+        else:
+            cells.append((m, math.inf))
     return cells
+
+
+@dataclass(frozen=True)
+class ExperimentSpec:
+    """What :func:`run_experiment` runs (the defaults are the committed default experiment)."""
+
+    methods: Tuple[str, ...] = METHODS
+    epsilons: Tuple[float, ...] = DEFAULT_EPSILONS
+    seeds: Tuple[int, ...] = DEFAULT_SEEDS
+    sweep_alphas: Tuple[float, ...] = (0.1, 10.0)
+    sweep_cells: Tuple[Tuple[str, float], ...] = SWEEP_CELLS
+    n_shadows: int = 16
+    n_proxy: int = 100
+    n_teacher_eval: int = 30
+    passage_tokens: int = 100
+    passage_min_tokens: int = 30
+    workers: int = 2
+    threads_per_worker: int = 1
+    max_train_docs: Optional[int] = None
+    max_dev_docs: Optional[int] = None
+
+    @staticmethod
+    def smoke() -> "ExperimentSpec":
+        return ExperimentSpec(seeds=(0,), sweep_alphas=(), n_shadows=2, n_proxy=4, n_teacher_eval=2, workers=1,
+                              passage_min_tokens=5, max_train_docs=6, max_dev_docs=3)
+
+
+@dataclass
+class CellContext:
+    """Everything one cell needs (pickled to the worker process with each task)."""
+
+    train_docs: List[TabDocument]
+    dev_docs: List[TabDocument]
+    proxy: Optional[ProxySet]
+    refs: Optional[ShadowRefs]
+    cfg: FedConfig
+    export_path: Optional[str] = None
+    export_key: Optional[Tuple[str, float, int, float]] = None
 
 
 def evaluate_run(run: Dict[str, Any], train_docs: Sequence[TabDocument], dev_docs: Sequence[TabDocument],
@@ -50,118 +119,474 @@ def evaluate_run(run: Dict[str, Any], train_docs: Sequence[TabDocument], dev_doc
     return res
 
 
-def run_grid(train_path: str, dev_path: str, out_dir: str, *, methods: Sequence[str] = METHODS,
-             epsilons: Sequence[float] = DEFAULT_EPSILONS, seeds: Sequence[int] = (0, 1), cfg: Optional[FedConfig] = None,
-             max_train_docs: Optional[int] = None, max_dev_docs: Optional[int] = None,
-             log: Callable[[str], None] = print, export_path: Optional[str] = None,
-             export_method: str = "fedavg") -> List[Dict[str, Any]]:
-    """Run the grid, write ``grid_rows.json``, ``grid.csv`` and ``grid.md`` to ``out_dir``; return the rows.
+def _pool_windows(ctx: CellContext) -> Tuple[Windows, np.ndarray, List[int], List[int]]:
+    """The LiRA candidate pool (train ∪ dev windows), each window's document index, member / non-member ids."""
+    docs = list(ctx.train_docs) + list(ctx.dev_docs)
+    pool = make_windows(docs, ctx.cfg.model)
+    index = {d.doc_id: i for i, d in enumerate(docs)}
+    wdoc = np.array([index[d] for d in pool.doc_ids], dtype=np.int64)
+    n_train = len(ctx.train_docs)
+    return pool, wdoc, [i for i in range(len(pool)) if wdoc[i] < n_train], [i for i in range(len(pool)) if wdoc[i] >= n_train]
 
-    With ``export_path``, the ``export_method`` model of the first seed is saved there for the recognizer.
+
+def _shadow_task(ctx: CellContext, s: int, member_matrix: np.ndarray) -> Tuple[int, np.ndarray]:
+    pool, wdoc, _, _ = _pool_windows(ctx)
+    cfg = ctx.cfg
+    return s, train_shadow(pool, wdoc, member_matrix[s], cfg.model, epochs=cfg.rounds * cfg.local_epochs, lr=cfg.lr,
+                           batch_size=cfg.batch_size, seed=ATTACKER_SEED + s)
+
+
+def run_cell(ctx: CellContext, method: str, eps: float, seed: int, alpha: float) -> Dict[str, Any]:
+    """Train and evaluate one (method, ε, seed, α) cell; returns its row (no model objects)."""
+    cfg = replace(ctx.cfg, alpha=alpha)
+    dev_windows = make_windows(ctx.dev_docs, cfg.model)
+    run = run_method(method, ctx.train_docs, cfg, seed, eps, proxy=ctx.proxy)
+    ev = evaluate_run(run, ctx.train_docs, ctx.dev_docs, dev_windows, cfg, seed)
+    row: Dict[str, Any] = {"method": method, "epsilon": eps, "seed": seed, "alpha": alpha,
+                           "train_seconds": round(run["seconds"], 1),
+                           **{k: ev[k] for k in ("PSR", "token_precision", "token_recall", "ER_di", "ER_qi", "mia_auc",
+                                                 "mia_tpr_at_1fpr", "mia_n_members", "n_entities")},
+                           "privacy": run["privacy"]}
+    if ctx.refs is not None:
+        pool, wdoc, mem, non = _pool_windows(ctx)
+        if "models" in run:
+            row.update(mean_over([lira_attack(m, pool, ctx.refs, [i for i in mem if wdoc[i] in set(run["parts"][k])], non,
+                                              seed) for k, m in enumerate(run["models"])]))
+        else:
+            row.update(lira_attack(run["model"], pool, ctx.refs, mem, non, seed))
+    if "kd" in run:
+        row["kd"] = run["kd"]
+    if ctx.export_path and ctx.export_key == (method, eps, seed, alpha) and "model" in run:
+        os.makedirs(os.path.dirname(os.path.abspath(ctx.export_path)), exist_ok=True)
+        save_model(run["model"], ctx.export_path, {"method": method, "epsilon": eps, "seed": seed, "alpha": alpha,
+                                                   "threshold": cfg.threshold, "privacy": run["privacy"],
+                                                   "dev_PSR": row["PSR"], "dev_token_precision": row["token_precision"]})
+    return row
+
+
+def _init_worker(threads: int) -> None:
+    import logging
+    import warnings
+
+    import torch
+
+    warnings.simplefilter("ignore")
+    logging.getLogger().setLevel(logging.ERROR)
+    torch.set_num_threads(threads)
+
+
+def _run_tasks(tasks: Sequence[Tuple[Callable[..., Any], tuple]], workers: int, threads: int, desc: str,
+               on_done: Optional[Callable[[Any], None]] = None) -> List[Any]:
+    """Run ``fn(*args)`` for every task (in ``workers`` spawned processes when > 1); results in task order."""
+    from tqdm import tqdm
+
+    results: List[Any] = [None] * len(tasks)
+    bar = tqdm(total=len(tasks), desc=desc, unit="task")
+    if workers <= 1:
+        for i, (fn, args) in enumerate(tasks):
+            results[i] = fn(*args)
+            if on_done:
+                on_done(results[i])
+            bar.update(1)
+        bar.close()
+        return results
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=(threads,)) as ex:
+        futs = {ex.submit(fn, *args): i for i, (fn, args) in enumerate(tasks)}
+        pending = set(futs)
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for f in done:
+                results[futs[f]] = f.result()
+                if on_done:
+                    on_done(results[futs[f]])
+                bar.update(1)
+    bar.close()
+    return results
+
+
+def teacher_quality(labeller: Any, dev_docs: Sequence[TabDocument], n: int, passage_tokens: int,
+                    log: Callable[[str], None], min_tokens: int = 30) -> Dict[str, Any]:
+    """The teacher scored against TAB gold on ``n`` dev passages (these labels train nothing)."""
+    pairs = eval_passages(dev_docs, n, max_tokens=passage_tokens, min_tokens=min_tokens)
+    results = labeller.label([(p.pid, p.text) for p, _ in pairs], log=log)
+    masks = {r.passage_id: [[s, e] for s, e, _ in r.spans] for r in results}
+    gold = [d for _, d in pairs]
+    score = score_spans_on_gold(gold, masks)
+    return {"scores": {k: score[k] for k in ("PSR", "ER_di", "ER_qi", "token_recall", "token_precision", "n_entities",
+                                             "n_passages") if k in score},
+            "gold_token_share": gold_token_share(gold), "summary": teacher_summary(results),
+            "records": [r.to_record() for r in results]}
+
+
+def run_experiment(train_path: str, dev_path: str, out_dir: str, *, background_path: Optional[str] = None,
+                   spec: Optional[ExperimentSpec] = None, cfg: Optional[FedConfig] = None, labeller: Any = None,
+                   log: Callable[[str], None] = print, export_path: Optional[str] = None,
+                   export_method: str = "fedavg") -> Dict[str, Any]:
+    """Run the experiment and write ``out_dir``: grid / α sweep / LiRA / teacher tables, rows JSON and plots.
+
+    ``labeller`` (a :class:`~.teacher.TeacherLabeller`) is needed when a distillation method is run.
     """
+    spec = spec or ExperimentSpec()
     cfg = cfg or FedConfig()
-    train_docs = load_tab(train_path)[:max_train_docs]
-    dev_docs = load_tab(dev_path)[:max_dev_docs]
-    dev_windows = make_windows(dev_docs, cfg.model)
-    os.makedirs(out_dir, exist_ok=True)
-    rows: List[Dict[str, Any]] = []
     t_all = time.perf_counter()
-    members_all = make_windows(train_docs, cfg.model)
-    # Reference: the attack against the untrained initial model. Train and dev windows differ in
-    # content, so even a model that learnt nothing need not sit exactly at AUC 0.5.
-    untrained = {str(s): loss_threshold_attack(new_model(cfg.model, s), members_all, dev_windows, s) for s in seeds}
-    cfg_meta = {"mia_untrained_reference": untrained}
-    for seed in seeds:
-        for method, eps in grid_cells(methods, epsilons):
-            run = run_method(method, train_docs, cfg, seed, eps)
-            ev = evaluate_run(run, train_docs, dev_docs, dev_windows, cfg, seed)
-            row = {"method": method, "epsilon": eps, "seed": seed, "train_seconds": round(run["seconds"], 1),
-                   **{k: ev[k] for k in ("PSR", "token_precision", "token_recall", "ER_di", "ER_qi", "mia_auc",
-                                         "mia_tpr_at_1fpr", "mia_n_members", "n_entities")},
-                   "privacy": run["privacy"]}
-            rows.append(row)
-            if export_path and method == export_method and seed == seeds[0] and "model" in run:
-                os.makedirs(os.path.dirname(os.path.abspath(export_path)), exist_ok=True)
-                save_model(run["model"], export_path, {"method": method, "epsilon": eps, "seed": seed,
-                                                       "threshold": cfg.threshold, "privacy": run["privacy"],
-                                                       "dev_PSR": row["PSR"], "dev_token_precision": row["token_precision"]})
-            _dump(out_dir, rows, cfg, seeds, train_docs, dev_docs, dev_windows, time.perf_counter() - t_all, partial=True,
-                  extra=cfg_meta)
-            log(f"[{time.perf_counter() - t_all:7.1f}s] {method:22s} eps={eps:<5} seed={seed} PSR={row['PSR']:.3f} "
-                f"tokP={row['token_precision']:.3f} MIA-AUC={row['mia_auc']:.3f} eps_total={run['privacy'].get('epsilon_total_rdp', '-')}")
-    _dump(out_dir, rows, cfg, seeds, train_docs, dev_docs, dev_windows, time.perf_counter() - t_all, partial=False,
-          extra=cfg_meta)
-    return rows
+    load0 = os.getloadavg()
+    train_docs = load_tab(train_path)[:spec.max_train_docs]
+    dev_docs = load_tab(dev_path)[:spec.max_dev_docs]
+    os.makedirs(out_dir, exist_ok=True)
+    main_cells = grid_cells(spec.methods, spec.epsilons)
+    sweep = [(m, e, a) for a in spec.sweep_alphas for m, e in spec.sweep_cells if m in spec.methods]
+    need_kd = any(m in KD_METHODS for m, _ in main_cells) or any(m in KD_METHODS for m, _, _ in sweep)
+    timings: Dict[str, float] = {}
+    proxy: Optional[ProxySet] = None
+    teacher_meta: Dict[str, Any] = {}
+    if need_kd:
+        if labeller is None:
+            raise ValueError("a distillation method is in the grid but no teacher labeller was given")
+        if not background_path:
+            raise ValueError("a distillation method is in the grid but no public proxy text (background_path) was given")
+        t = time.perf_counter()
+        passages, pinfo = proxy_passages(load_background(background_path), list(train_docs) + list(dev_docs),
+                                         spec.n_proxy, max_tokens=spec.passage_tokens,
+                                         min_tokens=spec.passage_min_tokens)
+        if len(passages) < spec.n_proxy:
+            log(f"note: only {len(passages)} public passages available (asked for {spec.n_proxy})")
+        results = labeller.label([(p.pid, p.text) for p in passages], log=log)
+        proxy = build_proxy_set(passages, results, cfg.model, pinfo)
+        timings["teacher_proxy_seconds"] = round(time.perf_counter() - t, 1)
+        teacher_meta = {"teacher": labeller.describe(), "proxy": pinfo, "proxy_summary": teacher_summary(results),
+                        "llm_calls": dict(labeller.calls)}
+        if spec.n_teacher_eval:
+            t = time.perf_counter()
+            teacher_meta["dev_quality"] = teacher_quality(labeller, dev_docs, spec.n_teacher_eval, spec.passage_tokens,
+                                                          log, spec.passage_min_tokens)
+            timings["teacher_dev_seconds"] = round(time.perf_counter() - t, 1)
+        teacher_meta["llm_calls"] = dict(labeller.calls)
+        with open(os.path.join(out_dir, "teacher_labels.json"), "w", encoding="utf-8") as fh:
+            json.dump({"teacher": teacher_meta.get("teacher"), "proxy": pinfo,
+                       "passages": [{"pid": p.pid, "source": p.source, "start": p.start, "end": p.end}
+                                    for p in passages],
+                       "records": [r.to_record() for r in results]}, fh, indent=1, ensure_ascii=False)
+        write_teacher_report(out_dir, teacher_meta)
+        log(f"teacher: {teacher_meta['proxy_summary']}")
+    ctx = CellContext(list(train_docs), list(dev_docs), proxy, None, cfg, export_path,
+                      (export_method, math.inf, spec.seeds[0], cfg.alpha) if export_path else None)
+    refs: Optional[ShadowRefs] = None
+    if spec.n_shadows:
+        t = time.perf_counter()
+        matrix = shadow_membership(len(train_docs) + len(dev_docs), spec.n_shadows, ATTACKER_SEED)
+        out = _run_tasks([(_shadow_task, (ctx, s, matrix)) for s in range(spec.n_shadows)], spec.workers,
+                         spec.threads_per_worker, "LiRA shadows")
+        _, wdoc, _, _ = _pool_windows(ctx)
+        losses = np.stack([o[1] for o in sorted(out, key=lambda o: o[0])])
+        refs = ShadowRefs(losses, matrix[:, wdoc])
+        ctx.refs = refs
+        timings["shadows_seconds"] = round(time.perf_counter() - t, 1)
+    tasks_spec = [(m, e, s, cfg.alpha) for s in spec.seeds for m, e in main_cells]
+    tasks_spec += [(m, e, s, a) for m, e, a in sweep for s in spec.seeds]
+    tasks_spec.sort(key=lambda c: -_COST.get(c[0], 1.0))
+    rows: List[Dict[str, Any]] = []
+    meta: Dict[str, Any] = {"config": asdict(cfg), "spec": asdict(spec), "seeds": list(spec.seeds),
+                            "n_train_docs": len(train_docs), "n_dev_docs": len(dev_docs),
+                            "n_dev_windows": len(make_windows(dev_docs, cfg.model)), "main_alpha": cfg.alpha,
+                            "workers": spec.workers, "threads_per_worker": spec.threads_per_worker,
+                            "cpu_count": os.cpu_count(), "loadavg_start": [round(v, 2) for v in load0],
+                            "mia_untrained_reference": {str(s): loss_threshold_attack(
+                                new_model(cfg.model, s), make_windows(train_docs, cfg.model),
+                                make_windows(dev_docs, cfg.model), s) for s in spec.seeds}}
+    t_cells = time.perf_counter()
+
+    def done(row: Dict[str, Any]) -> None:
+        rows.append(row)
+        log(f"[{time.perf_counter() - t_all:7.1f}s] {row['method']:22s} eps={row['epsilon']:<5} a={row['alpha']:<4} "
+            f"seed={row['seed']} PSR={row['PSR']:.3f} tokP={row['token_precision']:.3f} MIA={row['mia_auc']:.3f} "
+            f"LiRA={row.get('lira_online_auc', float('nan')):.3f}")
+        meta.update(wall_seconds=round(time.perf_counter() - t_all, 1), timings=timings, complete=False)
+        dump_results(out_dir, rows, meta, teacher_meta, plots=False)
+
+    _run_tasks([(run_cell, (ctx, m, e, s, a)) for m, e, s, a in tasks_spec], spec.workers, spec.threads_per_worker,
+               "grid cells", on_done=done)
+    timings["cells_seconds"] = round(time.perf_counter() - t_cells, 1)
+    meta.update(wall_seconds=round(time.perf_counter() - t_all, 1), timings=timings, complete=True,
+                loadavg_end=[round(v, 2) for v in os.getloadavg()])
+    dump_results(out_dir, rows, meta, teacher_meta, plots=True)
+    return {"rows": rows, "meta": meta, "teacher": teacher_meta}
 
 
-def _dump(out_dir: str, rows: List[Dict[str, Any]], cfg: FedConfig, seeds: Sequence[int], train_docs: Sequence[Any],
-          dev_docs: Sequence[Any], dev_windows: Windows, wall: float, partial: bool,
-          extra: Optional[Dict[str, Any]] = None) -> None:
-    meta = {**(extra or {}), "config": asdict(cfg), "seeds": list(seeds), "n_train_docs": len(train_docs), "n_dev_docs": len(dev_docs),
-            "n_dev_windows": len(dev_windows), "wall_seconds": round(wall, 1), "cpu_threads": _threads(),
-            "complete": not partial}
+def run_grid(train_path: str, dev_path: str, out_dir: str, *, methods: Sequence[str] = METHODS,
+             epsilons: Sequence[float] = DEFAULT_EPSILONS, seeds: Sequence[int] = (0,), cfg: Optional[FedConfig] = None,
+             max_train_docs: Optional[int] = None, max_dev_docs: Optional[int] = None,
+             log: Callable[[str], None] = print, export_path: Optional[str] = None, export_method: str = "fedavg",
+             background_path: Optional[str] = None, labeller: Any = None, n_shadows: int = 0,
+             workers: int = 1) -> List[Dict[str, Any]]:
+    """The main grid only (no α sweep); kept for callers of the earlier API. Returns the rows."""
+    spec = ExperimentSpec(methods=tuple(methods), epsilons=tuple(epsilons), seeds=tuple(seeds), sweep_alphas=(),
+                          n_shadows=n_shadows, n_teacher_eval=0, workers=workers, max_train_docs=max_train_docs,
+                          max_dev_docs=max_dev_docs)
+    return run_experiment(train_path, dev_path, out_dir, background_path=background_path, spec=spec, cfg=cfg,
+                          labeller=labeller, log=log, export_path=export_path, export_method=export_method)["rows"]
+
+
+# --- tables and plots ------------------------------------------------------------------------------------------
+
+def dump_results(out_dir: str, rows: Sequence[Dict[str, Any]], meta: Dict[str, Any], teacher: Dict[str, Any],
+                 plots: bool) -> None:
+    """``grid_rows.json``, ``grid.{csv,md}``, ``alpha_sweep.md``, ``lira.md`` (and the plots)."""
     with open(os.path.join(out_dir, "grid_rows.json"), "w", encoding="utf-8") as fh:
-        json.dump({"meta": meta, "rows": rows}, fh, indent=1, default=str)
+        json.dump({"meta": meta, "rows": list(rows)}, fh, indent=1, default=str)
     write_tables(out_dir, rows, meta)
+    if plots and rows:
+        plot_grid([r for r in rows if float(r.get("alpha", meta.get("main_alpha", 1.0))) == float(meta.get("main_alpha", 1.0))],
+                  out_dir)
+        if len({float(r.get("alpha", 1.0)) for r in rows}) > 1:
+            plot_alpha(rows, out_dir)
+
+
+def _main_rows(rows: Sequence[Dict[str, Any]], meta: Dict[str, Any]) -> List[Dict[str, Any]]:
+    a = float(meta.get("main_alpha", 1.0))
+    return [r for r in rows if float(r.get("alpha", a)) == a]
 
 
 def write_tables(out_dir: str, rows: Sequence[Dict[str, Any]], meta: Dict[str, Any]) -> None:
-    """``grid.csv`` and ``grid.md`` from the rows."""
-    table = summarize(rows)
+    """``grid.csv`` and ``grid.md`` (main α), ``alpha_sweep.md`` and ``lira.md`` when there is something to show."""
+    main = _main_rows(rows, meta)
+    if not main:
+        return
+    table = summarize(main)
     with open(os.path.join(out_dir, "grid.csv"), "w", newline="", encoding="utf-8") as fh:
         w = csv.DictWriter(fh, fieldnames=list(table[0]))
         w.writeheader()
         w.writerows(table)
     with open(os.path.join(out_dir, "grid.md"), "w", encoding="utf-8") as fh:
         fh.write(markdown_table(table, meta))
+    sweep = alpha_table(rows)
+    if sweep:
+        with open(os.path.join(out_dir, "alpha_sweep.md"), "w", encoding="utf-8") as fh:
+            fh.write(sweep)
+    if any("lira_auc" in r for r in main):
+        with open(os.path.join(out_dir, "lira.md"), "w", encoding="utf-8") as fh:
+            fh.write(lira_table(main, meta))
+
+
+def _mean_sd(vals: Iterable[float]) -> str:
+    v = [float(x) for x in vals if x is not None and x == x]
+    if not v:
+        return "nan"
+    return f"{statistics.mean(v):.3f}" + (f" ± {statistics.stdev(v):.3f}" if len(v) > 1 else "")
+
+
+def _span_of(vals: Sequence[Any], infinite: bool) -> str:
+    """One value, or ``min-max`` when seeds differ (δ = 1/|S| follows each seed's client split)."""
+    v = sorted({float(x) for x in vals if x not in (None, "")})
+    if not v:
+        return "inf" if infinite else ""
+    return f"{v[0]:g}" if len(v) == 1 else f"{v[0]:g}-{v[-1]:g}"
+
+
+def _keys(rows: Sequence[Dict[str, Any]]) -> List[Tuple[str, float]]:
+    keys: List[Tuple[str, float]] = []
+    for r in rows:
+        k = (r["method"], float(r["epsilon"]))
+        if k not in keys:
+            keys.append(k)
+    order = {m: i for i, m in enumerate(METHODS)}
+    return sorted(keys, key=lambda k: (order.get(k[0], 99), k[1]))
+
+
+def summarize(rows: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """One row per (method, ε): mean ± sd over seeds."""
+    out: List[Dict[str, Any]] = []
+    for m, e in _keys(rows):
+        rs = [r for r in rows if r["method"] == m and float(r["epsilon"]) == e]
+        paper = [r["privacy"].get("epsilon_per_round_paper") for r in rs]
+        row = {
+            "method": m, "epsilon_target": "inf" if math.isinf(e) else e,
+            "epsilon_per_round_paper": _span_of(paper, False) if any(p not in (None, "") for p in paper) else "",
+            "epsilon_total_accounted": _span_of([r["privacy"].get("epsilon_total_rdp") for r in rs], math.isinf(e)),
+            "PSR": _mean_sd(r["PSR"] for r in rs), "token_precision": _mean_sd(r["token_precision"] for r in rs),
+            "mia_auc": _mean_sd(r["mia_auc"] for r in rs), "mia_tpr_at_1fpr": _mean_sd(r["mia_tpr_at_1fpr"] for r in rs),
+        }
+        if any("lira_online_auc" in r for r in rs):
+            row["lira_auc"] = _mean_sd(r.get("lira_online_auc") for r in rs)
+            row["lira_tpr_at_1fpr"] = _mean_sd(r.get("lira_online_tpr_at_1fpr") for r in rs)
+        row.update({"seeds": len(rs), "train_seconds": round(statistics.mean(r["train_seconds"] for r in rs), 1)})
+        out.append(row)
+    return out
+
+
+def markdown_table(table: Sequence[Dict[str, Any]], meta: Dict[str, Any]) -> str:
+    """The table in Markdown, preceded by what was run."""
+    cols = list(dict.fromkeys(c for r in table for c in r))
+    ref = meta.get("mia_untrained_reference") or {}
+    lines = [f"Seeds {meta['seeds']}; Dirichlet α = {meta.get('main_alpha', 1.0)}; train docs {meta['n_train_docs']} "
+             f"(clients), dev docs {meta['n_dev_docs']} (PSR over the dev DIRECT+QUASI entities); MIA on "
+             f"{meta['n_dev_windows']} dev windows as non-members vs as many member windows; "
+             f"wall time of the whole experiment {meta.get('wall_seconds')} s "
+             f"({meta.get('workers', 1)} worker process(es) x {meta.get('threads_per_worker', 1)} torch thread(s); "
+             f"phases {meta.get('timings', {})}).",
+             "MIA AUC of the untrained initial model (reference, per seed): "
+             + ", ".join(f"seed {k}: {v['mia_auc']}" for k, v in sorted(ref.items())) + ".", "",
+             "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(str(r.get(c, "")) for c in cols) + " |" for r in table]
+    return "\n".join(lines) + "\n"
+
+
+def alpha_table(rows: Sequence[Dict[str, Any]]) -> str:
+    """PSR / token precision / loss-MIA AUC per sweep cell and α (mean ± sd over seeds); '' without a sweep."""
+    alphas = sorted({float(r.get("alpha", 1.0)) for r in rows})
+    if len(alphas) < 2:
+        return ""
+    cells = [k for k in _keys(rows) if len({float(r.get("alpha", 1.0)) for r in rows
+                                            if (r["method"], float(r["epsilon"])) == k}) > 1]
+    head = ["method", "epsilon"] + [f"α={a:g}: PSR / tokP / MIA AUC" for a in alphas] + ["seeds"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for m, e in cells:
+        cols = [m, "inf" if math.isinf(e) else f"{e:g}"]
+        n = set()
+        for a in alphas:
+            rs = [r for r in rows if r["method"] == m and float(r["epsilon"]) == e and float(r.get("alpha", 1.0)) == a]
+            n.add(len(rs))
+            cols.append(" / ".join(_mean_sd(r[k] for r in rs) for k in ("PSR", "token_precision", "mia_auc")) if rs else "")
+        cols.append("/".join(str(x) for x in sorted(n)))
+        lines.append("| " + " | ".join(cols) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def lira_table(rows: Sequence[Dict[str, Any]], meta: Dict[str, Any]) -> str:
+    """Offline and online LiRA per (method, ε), mean ± sd over seeds, with the loss-threshold attack beside."""
+    head = ["method", "epsilon", "ε total", "LiRA offline AUC", "offline TPR@1%FPR", "LiRA online AUC",
+            "online TPR@1%FPR", "loss-threshold AUC", "n member = n non-member", "shadows", "seeds"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for m, e in _keys(rows):
+        rs = [r for r in rows if r["method"] == m and float(r["epsilon"]) == e and "lira_auc" in r]
+        if not rs:
+            continue
+        lines.append("| " + " | ".join([
+            m, "inf" if math.isinf(e) else f"{e:g}",
+            _span_of([r["privacy"].get("epsilon_total_rdp") for r in rs], math.isinf(e)),
+            _mean_sd(r["lira_auc"] for r in rs), _mean_sd(r["lira_tpr_at_1fpr"] for r in rs),
+            _mean_sd(r["lira_online_auc"] for r in rs), _mean_sd(r["lira_online_tpr_at_1fpr"] for r in rs),
+            _mean_sd(r["mia_auc"] for r in rs), _span_of([r["lira_online_n_each"] for r in rs], False),
+            str(rs[0]["lira_n_shadows"]), str(len(rs))]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_teacher_report(out_dir: str, teacher: Dict[str, Any]) -> None:
+    """``teacher.json`` (without per-passage records) and ``teacher.md``."""
+    slim = {k: v for k, v in teacher.items() if k != "dev_quality"}
+    dq = teacher.get("dev_quality")
+    if dq:
+        slim["dev_quality"] = {k: v for k, v in dq.items() if k != "records"}
+        with open(os.path.join(out_dir, "teacher_dev_eval.json"), "w", encoding="utf-8") as fh:
+            json.dump(dq["records"], fh, indent=1, ensure_ascii=False)
+    with open(os.path.join(out_dir, "teacher.json"), "w", encoding="utf-8") as fh:
+        json.dump(slim, fh, indent=1, ensure_ascii=False, default=str)
+    ps = teacher.get("proxy_summary", {})
+    lines = [f"Teacher: {teacher.get('teacher')}", "",
+             f"Proxy set: {ps.get('passages')} public passages ({teacher.get('proxy', {}).get('n_tokens')} tokens), "
+             f"{ps.get('parsed')} answers parsed, {ps.get('malformed')} malformed (no labels); "
+             f"{ps.get('tokens_labelled')} of {ps.get('tokens')} tokens labelled as identifiers "
+             f"({ps.get('share_labelled')}); strings returned {ps.get('items')}; by type {ps.get('labelled_tokens_by_type')}."]
+    if dq:
+        s = dq["scores"]
+        lines += ["", f"Against TAB gold on {s.get('n_passages')} dev passages ({s.get('n_entities')} DIRECT+QUASI "
+                      f"entities; these labels train nothing): PSR {s.get('PSR')}, ER_di {s.get('ER_di')}, "
+                      f"ER_qi {s.get('ER_qi')}, token recall {s.get('token_recall')}, token precision "
+                      f"{s.get('token_precision')} (a tagger marking every token would have precision "
+                      f"{dq.get('gold_token_share')}); {dq['summary'].get('malformed')} malformed answers."]
+    with open(os.path.join(out_dir, "teacher.md"), "w", encoding="utf-8") as fh:
+        fh.write("\n".join(lines) + "\n")
 
 
 def plot_grid(rows: Sequence[Dict[str, Any]], out_dir: str) -> List[str]:
-    """``psr_vs_epsilon.png`` (PSR and token precision) and ``mia_vs_epsilon.png``: mean ± sd over seeds."""
+    """``psr_vs_epsilon.png`` (PSR, token precision) and ``mia_vs_epsilon.png`` (loss-threshold and LiRA)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     xs = {1.0: 0, 10.0: 1, math.inf: 2}
-    methods = list(dict.fromkeys(r["method"] for r in rows))
+    methods = [m for m in METHODS if any(r["method"] == m for r in rows)]
+    has_lira = any("lira_online_auc" in r for r in rows)
+    mia_panels: Tuple[Tuple[str, str], ...] = (("mia_auc", "loss-threshold MIA AUC"), ("mia_tpr_at_1fpr", "loss-threshold TPR at 1% FPR"))
+    if has_lira:
+        mia_panels += (("lira_online_auc", "LiRA (online) AUC"), ("lira_online_tpr_at_1fpr", "LiRA (online) TPR at 1% FPR"))
     files = []
     for fname, panels in (("psr_vs_epsilon.png", (("PSR", "PSR (entity recall, DIRECT+QUASI)"),
                                                    ("token_precision", "TAB token precision"))),
-                          ("mia_vs_epsilon.png", (("mia_auc", "loss-threshold MIA AUC"),
-                                                  ("mia_tpr_at_1fpr", "MIA TPR at 1% FPR")))):
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-        for ax, (key, label) in zip(axes, panels):
+                          ("mia_vs_epsilon.png", mia_panels)):
+        fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2))
+        for ax, (key, label) in zip(np.atleast_1d(axes), panels):
             for i, m in enumerate(methods):
                 pts = []
                 for e in sorted({float(r["epsilon"]) for r in rows if r["method"] == m}):
-                    v = [float(r[key]) for r in rows if r["method"] == m and float(r["epsilon"]) == e]
-                    pts.append((xs.get(e, 2) + (i - len(methods) / 2) * 0.04, statistics.mean(v),
-                                statistics.stdev(v) if len(v) > 1 else 0.0))
-                ax.errorbar([p[0] for p in pts], [p[1] for p in pts], yerr=[p[2] for p in pts], marker="o",
-                            capsize=3, label=m, linestyle="-" if len(pts) > 1 else "none")
-            if key == "mia_auc":
+                    v = [float(r[key]) for r in rows if r["method"] == m and float(r["epsilon"]) == e and key in r]
+                    if v:
+                        pts.append((xs.get(e, 2) + (i - len(methods) / 2) * 0.035, statistics.mean(v),
+                                    statistics.stdev(v) if len(v) > 1 else 0.0))
+                if pts:
+                    ax.errorbar([p[0] for p in pts], [p[1] for p in pts], yerr=[p[2] for p in pts], marker="o",
+                                capsize=3, label=m, linestyle="-" if len(pts) > 1 else "none")
+            if key.endswith("auc"):
                 ax.axhline(0.5, color="grey", lw=0.8, ls="--")
             ax.set_xticks([0, 1, 2], ["ε=1", "ε=10", "ε=∞ (no DP)"])
             ax.set_ylabel(label)
             ax.set_ylim(0, 1.02)
-        axes[0].legend(fontsize=7)
-        fig.suptitle("Federated detector on TAB dev (ε: target over all rounds; paper rows: per-round ε)", fontsize=9)
+        np.atleast_1d(axes)[0].legend(fontsize=7)
+        fig.suptitle("Federated detector on TAB dev, mean ± sd over seeds (ε: target over all rounds; "
+                     "*_paper rows: the paper's per-round ε)", fontsize=9)
         fig.tight_layout()
         path = os.path.join(out_dir, fname)
-        fig.savefig(path, dpi=110)
+        fig.savefig(path, dpi=100)
         plt.close(fig)
         files.append(path)
     return files
 
 
+def plot_alpha(rows: Sequence[Dict[str, Any]], out_dir: str) -> str:
+    """``alpha_sweep.png``: PSR and token precision against the Dirichlet α for the sweep cells."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    alphas = sorted({float(r.get("alpha", 1.0)) for r in rows})
+    cells = [k for k in _keys(rows) if len({float(r.get("alpha", 1.0)) for r in rows
+                                            if (r["method"], float(r["epsilon"])) == k}) > 1]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, key in zip(axes, ("PSR", "token_precision")):
+        for m, e in cells:
+            pts = []
+            for a in alphas:
+                v = [float(r[key]) for r in rows if r["method"] == m and float(r["epsilon"]) == e
+                     and float(r.get("alpha", 1.0)) == a]
+                if v:
+                    pts.append((a, statistics.mean(v), statistics.stdev(v) if len(v) > 1 else 0.0))
+            ax.errorbar([p[0] for p in pts], [p[1] for p in pts], yerr=[p[2] for p in pts], marker="o", capsize=3,
+                        label=f"{m} ε={'∞' if math.isinf(e) else f'{e:g}'}")
+        ax.set_xscale("log")
+        ax.set_xlabel("Dirichlet α of the client split (small = skewed)")
+        ax.set_ylabel(key)
+        ax.set_ylim(0, 1.02)
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    path = os.path.join(out_dir, "alpha_sweep.png")
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
 def merge_results(dirs: Sequence[str], out_dir: str) -> List[Dict[str, Any]]:
-    """Merge the ``grid_rows.json`` of runs over disjoint cells (e.g. run in parallel) into one table."""
+    """Merge the ``grid_rows.json`` of runs over disjoint cells (e.g. run on several machines) into one set."""
     rows: List[Dict[str, Any]] = []
     metas = []
     for d in dirs:
-        with open(os.path.join(d, "grid_rows.json"), encoding="utf-8") as fh:
-            blob = json.load(fh)
+        path = os.path.join(d, "grid_rows.json")
+        try:
+            with open(path, encoding="utf-8") as fh:
+                blob = json.load(fh)
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{path}: cannot read grid rows ({exc})") from None
         metas.append(blob["meta"])
         for r in blob["rows"]:
             r["epsilon"] = float(r["epsilon"])
@@ -176,74 +601,15 @@ def merge_results(dirs: Sequence[str], out_dir: str) -> List[Dict[str, Any]]:
     meta["parts"] = [{"dir": os.path.basename(os.path.normpath(d)), "wall_seconds": m["wall_seconds"],
                       "complete": m.get("complete")} for d, m in zip(dirs, metas)]
     os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "grid_rows.json"), "w", encoding="utf-8") as fh:
-        json.dump({"meta": meta, "rows": rows}, fh, indent=1, default=str)
-    write_tables(out_dir, rows, meta)
-    plot_grid(rows, out_dir)
+    dump_results(out_dir, rows, meta, {}, plots=True)
     return rows
 
 
-def _threads() -> int:
-    import torch
-
-    return torch.get_num_threads()
-
-
-def _mean_sd(vals: Iterable[float]) -> str:
-    v = [x for x in vals if x == x]
-    if not v:
-        return "nan"
-    return f"{statistics.mean(v):.3f}" + (f" ± {statistics.stdev(v):.3f}" if len(v) > 1 else "")
-
-
-def _span_of(vals: Sequence[Any], infinite: bool) -> str:
-    """One value, or ``min-max`` when seeds differ (δ = 1/|S| follows each seed's client split)."""
-    v = sorted({float(x) for x in vals if x not in (None, "")})
-    if not v:
-        return "inf" if infinite else ""
-    return f"{v[0]:g}" if len(v) == 1 else f"{v[0]:g}-{v[-1]:g}"
-
-
-def summarize(rows: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
-    """One row per (method, ε): mean ± sd over seeds."""
-    out: List[Dict[str, Any]] = []
-    keys: List[Tuple[str, float]] = []
-    for r in rows:
-        if (r["method"], r["epsilon"]) not in keys:
-            keys.append((r["method"], r["epsilon"]))
-    for m, e in keys:
-        rs = [r for r in rows if r["method"] == m and r["epsilon"] == e]
-        p = rs[0]["privacy"]
-        out.append({
-            "method": m, "epsilon_target": "inf" if math.isinf(e) else e,
-            "epsilon_per_round_paper": p.get("epsilon_per_round_paper", ""),
-            "epsilon_total_accounted": _span_of([r["privacy"].get("epsilon_total_rdp") for r in rs], math.isinf(e)),
-            "PSR": _mean_sd(r["PSR"] for r in rs), "token_precision": _mean_sd(r["token_precision"] for r in rs),
-            "mia_auc": _mean_sd(r["mia_auc"] for r in rs), "mia_tpr_at_1fpr": _mean_sd(r["mia_tpr_at_1fpr"] for r in rs),
-            "seeds": len(rs), "train_seconds": round(statistics.mean(r["train_seconds"] for r in rs), 1),
-        })
-    return out
-
-
-def markdown_table(table: Sequence[Dict[str, Any]], meta: Dict[str, Any]) -> str:
-    """The table in Markdown, preceded by what was run."""
-    cols = list(table[0])
-    lines = [f"Seeds {meta['seeds']}; train docs {meta['n_train_docs']} (clients), dev docs {meta['n_dev_docs']} "
-             f"(PSR over the dev DIRECT+QUASI entities); MIA on {meta['n_dev_windows']} dev windows as non-members; "
-             f"wall time {meta['wall_seconds']} s with {meta['cpu_threads']} torch threads"
-             + (f" per process, parts run in parallel: {meta['parts']}" if meta.get("parts") else "") + ".",
-             "MIA AUC of the untrained initial model (reference, per seed): "
-             + ", ".join(f"seed {k}: {v['mia_auc']}" for k, v in sorted((meta.get("mia_untrained_reference") or {}).items())) + ".", "",
-             "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in table]
-    return "\n".join(lines) + "\n"
-
-
 def export_detector(train_path: str, out_file: str, *, method: str = "fedavg", epsilon: float = math.inf,
-                    seed: int = 0, cfg: Optional[FedConfig] = None) -> Dict[str, Any]:
+                    seed: int = 0, cfg: Optional[FedConfig] = None, proxy: Optional[ProxySet] = None) -> Dict[str, Any]:
     """Train one detector and save it where :class:`FederatedRecognizer` reads it."""
     cfg = cfg or FedConfig()
-    run = run_method(method, load_tab(train_path), cfg, seed, epsilon)
+    run = run_method(method, load_tab(train_path), cfg, seed, epsilon, proxy=proxy)
     if "model" not in run:
         raise ValueError(f"method '{method}' produces one model per client; export a federated or centralized method")
     meta = {"method": method, "epsilon": epsilon, "seed": seed, "threshold": cfg.threshold,

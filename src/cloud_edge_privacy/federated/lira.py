@@ -1,59 +1,110 @@
-"""LiRA (offline, fixed variance) against detectors trained by the grid's methods, with shadow models.
+"""LiRA (Carlini et al. 2022) against the grid's detectors, with shadow models shared by every target.
 
-Shadow models are trained centrally on random halves of the client documents (never on dev), the same
-number of epochs as the targets' rounds. For every member window (a training window of the target) and
-non-member window (dev) the attack compares the target's loss with the losses of the shadows that did
-not see it; this removes the per-window difficulty that confounds the plain loss threshold.
+The attacker (who knows the code and the configuration) trains ``n`` shadow models centrally, each on a random
+half of the *candidate pool* = the client documents (train) ∪ the non-member documents (dev), the same number
+of epochs as the targets' rounds. For every window of the pool it then has the losses of the shadows that
+trained on it (IN) and of those that did not (OUT). Against a target:
+
+* **offline, fixed variance**: score = (mean OUT loss − target loss) / σ_OUT (only OUT shadows are needed);
+* **online, fixed variance**: score = log N(target loss; μ_IN, σ_IN²) − log N(target loss; μ_OUT, σ_OUT²),
+  with per-window means and global σ's (Carlini et al. recommend global variances below ~64 shadows).
+
+Members are the target's training windows, non-members the dev windows (never trained on by any target), in
+a balanced random sample. Shadows train like ``centralized`` (not like the federated targets), a simplification
+that can only weaken the attack against federated targets.
 """
 from __future__ import annotations
 
-import math
+from dataclasses import dataclass
 from typing import Any, Dict, List, Sequence
 
 import numpy as np
 import torch
 
-from ..tab_data import TabDocument
 from .mia import lira_offline_scores, roc_auc, tpr_at_fpr
-from .model import make_windows, new_model, train_epochs, window_losses
-from .simulation import FedConfig, run_method
+from .model import ModelConfig, TokenTagger, Windows, new_model, train_epochs, window_losses
 
 
-def run_lira(train_docs: Sequence[TabDocument], dev_docs: Sequence[TabDocument], cfg: FedConfig, seed: int,
-             cells: Sequence[tuple], n_shadows: int = 4) -> List[Dict[str, Any]]:
-    """AUC and TPR at 1% FPR of offline LiRA for each (method, ε) in ``cells`` (one target per cell)."""
+@dataclass
+class ShadowRefs:
+    """``losses[s, i]``: loss of shadow s on pool window i; ``inside[s, i]``: shadow s trained on it."""
+
+    losses: np.ndarray
+    inside: np.ndarray
+
+    @property
+    def n_shadows(self) -> int:
+        return int(self.losses.shape[0])
+
+
+def shadow_membership(n_docs: int, n_shadows: int, seed: int) -> np.ndarray:
+    """``(n_shadows, n_docs)`` bool: each shadow takes each pool document with probability ½ (seeded)."""
     rng = np.random.default_rng([seed, 99])
-    members = make_windows(train_docs, cfg.model)
-    nonmembers = make_windows(dev_docs, cfg.model)
-    doc_index = {d.doc_id: i for i, d in enumerate(train_docs)}
-    mem_doc = np.array([doc_index[d] for d in members.doc_ids])
-    shadow_mem: List[np.ndarray] = []
-    shadow_non: List[np.ndarray] = []
-    shadow_in: List[np.ndarray] = []
-    for s in range(n_shadows):
-        inside = rng.random(len(train_docs)) < 0.5
-        data = members.subset([i for i in range(len(members)) if inside[mem_doc[i]]])
-        m = new_model(cfg.model, 1000 + s)
-        train_epochs(m, data, epochs=cfg.rounds * cfg.local_epochs, lr=cfg.lr, batch_size=cfg.batch_size,
-                     generator=torch.Generator().manual_seed(1000 + s))
-        shadow_mem.append(window_losses(m, members))
-        shadow_non.append(window_losses(m, nonmembers))
-        shadow_in.append(inside[mem_doc])
-    out_mem = [[shadow_mem[s][i] for s in range(n_shadows) if not shadow_in[s][i]] for i in range(len(members))]
-    out_non = [[shadow_non[s][i] for s in range(n_shadows)] for i in range(len(nonmembers))]
-    all_out = np.concatenate([np.array([v for vs in out_mem for v in vs]), np.array([v for vs in out_non for v in vs])])
-    sd = float(np.std(all_out))
-    rows = []
-    for method, eps in cells:
-        run = run_method(method, train_docs, cfg, seed, eps)
-        model = run["model"]
-        sm = lira_offline_scores(window_losses(model, members), out_mem, sd)
-        sn = lira_offline_scores(window_losses(model, nonmembers), out_non, sd)
-        keep = ~np.isnan(sm)  # windows that every shadow trained on have no OUT reference
-        k = min(int(keep.sum()), len(sn))
-        mi = rng.choice(np.flatnonzero(keep), size=k, replace=False)
-        ni = rng.choice(len(sn), size=k, replace=False)
-        rows.append({"method": method, "epsilon": eps, "seed": seed, "lira_auc": round(roc_auc(sm[mi], sn[ni]), 4),
-                     "lira_tpr_at_1fpr": round(tpr_at_fpr(sm[mi], sn[ni], 0.01), 4), "n_each": k,
-                     "n_shadows": n_shadows, "epsilon_total_rdp": run["privacy"].get("epsilon_total_rdp", math.inf)})
-    return rows
+    return rng.random((n_shadows, n_docs)) < 0.5
+
+
+def train_shadow(pool: Windows, window_doc: np.ndarray, doc_inside: np.ndarray, cfg: ModelConfig, *, epochs: int,
+                 lr: float, batch_size: int, seed: int) -> np.ndarray:
+    """Train one shadow on the pool windows of its documents; return its loss on every pool window."""
+    idx = [i for i in range(len(pool)) if doc_inside[window_doc[i]]]
+    m = new_model(cfg, seed)
+    train_epochs(m, pool.subset(idx), epochs=epochs, lr=lr, batch_size=batch_size,
+                 generator=torch.Generator().manual_seed(seed))
+    return window_losses(m, pool)
+
+
+def online_scores(target: np.ndarray, refs: ShadowRefs, idx: Sequence[int]) -> np.ndarray:
+    """Online LiRA with global variances for pool windows ``idx`` (NaN where IN or OUT references are missing)."""
+    L, In = refs.losses[:, idx], refs.inside[:, idx]
+    sd_in = float(np.std(L[In])) if In.any() else 1.0
+    sd_out = float(np.std(L[~In])) if (~In).any() else 1.0
+    sd_in, sd_out = max(sd_in, 1e-6), max(sd_out, 1e-6)
+    n_in, n_out = In.sum(0), (~In).sum(0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mu_in = np.where(n_in > 0, (L * In).sum(0) / np.maximum(n_in, 1), np.nan)
+        mu_out = np.where(n_out > 0, (L * ~In).sum(0) / np.maximum(n_out, 1), np.nan)
+    t = np.asarray(target, dtype=float)
+    ll_in = -0.5 * ((t - mu_in) / sd_in) ** 2 - np.log(sd_in)
+    ll_out = -0.5 * ((t - mu_out) / sd_out) ** 2 - np.log(sd_out)
+    return ll_in - ll_out
+
+
+def offline_scores(target: np.ndarray, refs: ShadowRefs, idx: Sequence[int]) -> np.ndarray:
+    """Offline LiRA with a global OUT variance for pool windows ``idx``."""
+    L, In = refs.losses[:, idx], refs.inside[:, idx]
+    outs = [L[~In[:, j], j].tolist() for j in range(L.shape[1])]
+    sd = float(np.std(L[~In])) if (~In).any() else 1.0
+    return lira_offline_scores(target, outs, sd)
+
+
+def lira_attack(model: TokenTagger, pool: Windows, refs: ShadowRefs, member_idx: Sequence[int],
+                nonmember_idx: Sequence[int], seed: int) -> Dict[str, Any]:
+    """Offline and online LiRA AUC / TPR at 1% FPR on a balanced sample of member and non-member windows."""
+    rng = np.random.default_rng([seed, 5])
+    target = window_losses(model, pool)
+    out: Dict[str, Any] = {"lira_n_shadows": refs.n_shadows}
+    for name, fn in (("lira", offline_scores), ("lira_online", online_scores)):
+        sm = fn(target[list(member_idx)], refs, member_idx)
+        sn = fn(target[list(nonmember_idx)], refs, nonmember_idx)
+        km, kn = np.flatnonzero(~np.isnan(sm)), np.flatnonzero(~np.isnan(sn))
+        k = min(len(km), len(kn))
+        if k == 0:
+            out.update({f"{name}_auc": float("nan"), f"{name}_tpr_at_1fpr": float("nan"), f"{name}_n_each": 0})
+            continue
+        mi, ni = rng.choice(km, size=k, replace=False), rng.choice(kn, size=k, replace=False)
+        out.update({f"{name}_auc": round(roc_auc(sm[mi], sn[ni]), 4),
+                    f"{name}_tpr_at_1fpr": round(tpr_at_fpr(sm[mi], sn[ni], 0.01), 4), f"{name}_n_each": int(k)})
+    return out
+
+
+def mean_over(results: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """Average the numeric LiRA fields over several models (``local_only``: one model per client)."""
+    keys = [k for k in results[0] if k.startswith("lira")]
+    out: Dict[str, Any] = {}
+    for k in keys:
+        vals = [r[k] for r in results if r[k] == r[k]]
+        if k.endswith("_n_each") or k == "lira_n_shadows":
+            out[k] = int(sum(vals)) if k.endswith("_n_each") else results[0][k]
+        else:
+            out[k] = round(float(np.mean(vals)), 4) if vals else float("nan")
+    return out

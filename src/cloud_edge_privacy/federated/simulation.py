@@ -9,6 +9,15 @@ Methods (``METHODS``):
   accounted over all local steps of all rounds (worst case: the client takes part in every round).
 * ``fedadam_ldp_paper``: eq. 5 server + the paper's local DP (eq. 4 σ for a *per-round* ε).
 * ``fedadam_ldp_accounted``: the same mechanism with σ calibrated so that all rounds compose to ε.
+* ``teacher_only``: trained on the teacher-labelled public proxy set alone (no client data, no privacy cost
+  for the clients): what the cloud model's labels are worth without any federated data.
+* ``privateai``: PrivateAI = eq. 5 server + local DP on every release (σ calibrated so that all rounds compose
+  to ε, as ``fedadam_ldp_accounted``; ε = ∞: no noise) + knowledge distillation on the public proxy set every
+  ``kd.interval`` rounds (:mod:`.distill`).
+* ``privateai_paper``: the same with the paper's per-round σ (eq. 4), as ``fedadam_ldp_paper``.
+
+The distillation step uses public text and the global model only (post-processing of the DP releases), so
+the ε of ``privateai`` is that of its client releases, accounted exactly as for ``fedadam_ldp_accounted``.
 """
 from __future__ import annotations
 
@@ -23,12 +32,17 @@ import torch
 from ..metrics.tab_official import combine, score_document
 from ..tab_data import TabDocument
 from .client import DPSGD, LocalDP, local_update
+from .distill import KDConfig, ProxySet, kd_step, train_teacher_only
 from .dp import calibrate_rounds_sigma, dpsgd_epsilon, gaussian_rounds_epsilon, paper_sigma
 from .model import ModelConfig, TokenTagger, Windows, get_flat, make_windows, new_model, predict_spans, set_flat, train_epochs
 from .server import make_server
 
-METHODS = ("centralized", "local_only", "fedavg", "fedadam", "dp_fedavg", "fedadam_ldp_paper", "fedadam_ldp_accounted")
-DP_METHODS = ("dp_fedavg", "fedadam_ldp_paper", "fedadam_ldp_accounted")
+METHODS = ("centralized", "local_only", "fedavg", "fedadam", "dp_fedavg", "fedadam_ldp_paper", "fedadam_ldp_accounted",
+           "teacher_only", "privateai", "privateai_paper")
+DP_METHODS = ("dp_fedavg", "fedadam_ldp_paper", "fedadam_ldp_accounted", "privateai_paper")  # need a finite ε
+OPTIONAL_DP_METHODS = ("privateai",)  # finite ε or ∞ (no noise)
+KD_METHODS = ("teacher_only", "privateai", "privateai_paper")  # need the teacher-labelled proxy set
+LDP_METHODS = ("fedadam_ldp_paper", "fedadam_ldp_accounted", "privateai", "privateai_paper")
 
 
 @dataclass(frozen=True)
@@ -48,6 +62,7 @@ class FedConfig:
     dpsgd_clip: float = 1.0
     threshold: float = 0.5
     model: ModelConfig = field(default_factory=ModelConfig)
+    kd: KDConfig = field(default_factory=KDConfig)
 
     @staticmethod
     def smoke() -> "FedConfig":
@@ -116,19 +131,35 @@ def _dpsgd_setup(data_sizes: Sequence[int], cfg: FedConfig, epsilon: float) -> D
 
 
 def run_method(method: str, train_docs: Sequence[TabDocument], cfg: FedConfig, seed: int,
-               epsilon: float = math.inf, progress: Optional[Any] = None) -> Dict[str, Any]:
-    """Train one detector with ``method``; returns ``{"model" | "models", "privacy", "members", "seconds", ...}``."""
+               epsilon: float = math.inf, progress: Optional[Any] = None,
+               proxy: Optional[ProxySet] = None) -> Dict[str, Any]:
+    """Train one detector with ``method``; returns ``{"model" | "models", "privacy", "members", "seconds", ...}``.
+
+    ``proxy`` (the teacher-labelled public proxy set) is required by the methods in ``KD_METHODS``.
+    """
     if method not in METHODS:
         raise ValueError(f"unknown method '{method}' (expected one of {METHODS})")
     if method in DP_METHODS and not math.isfinite(epsilon):
         raise ValueError(f"method '{method}' needs a finite epsilon")
-    if method not in DP_METHODS and math.isfinite(epsilon):
+    if method not in DP_METHODS + OPTIONAL_DP_METHODS and math.isfinite(epsilon):
         raise ValueError(f"method '{method}' has no privacy budget; epsilon must be inf")
+    if not (epsilon > 0):
+        raise ValueError(f"epsilon must be > 0, got {epsilon}")
+    if method in KD_METHODS and proxy is None:
+        raise ValueError(f"method '{method}' needs the teacher-labelled proxy set (proxy=...)")
     t0 = time.perf_counter()
     parts = dirichlet_partition(len(train_docs), cfg.n_clients, cfg.alpha, seed)
-    client_data: List[Windows] = [make_windows([train_docs[i] for i in p], cfg.model) for p in parts]
     init = new_model(cfg.model, seed)
     privacy: Dict[str, Any] = {"epsilon_target": epsilon}
+    if method == "teacher_only":
+        assert proxy is not None
+        gen = torch.Generator().manual_seed(seed)
+        train_teacher_only(init, proxy, epochs=cfg.rounds * cfg.local_epochs, lr=cfg.lr, batch_size=cfg.batch_size,
+                           generator=gen)
+        privacy.update(unit="no client data used (public proxy text, teacher labels)", epsilon_total_rdp=0.0)
+        return {"model": init, "privacy": privacy, "parts": parts, "members_used": False,
+                "seconds": time.perf_counter() - t0}
+    client_data: List[Windows] = [make_windows([train_docs[i] for i in p], cfg.model) for p in parts]
     if method == "centralized":
         pooled = make_windows(train_docs, cfg.model)
         gen = torch.Generator().manual_seed(seed)
@@ -147,18 +178,25 @@ def run_method(method: str, train_docs: Sequence[TabDocument], cfg: FedConfig, s
                          cfg.server_lr_fedavg if method in ("fedavg", "dp_fedavg") else cfg.server_lr_fedadam)
     local_dp: Optional[LocalDP] = None
     dpsgd: Dict[int, DPSGD] = {}
-    if method in ("fedadam_ldp_paper", "fedadam_ldp_accounted"):
+    if method in LDP_METHODS and math.isfinite(epsilon):
         delta = 1.0 / max(2, min(len(d) for d in client_data))
         sens = 2.0 * cfg.theta
-        if method == "fedadam_ldp_paper":
+        if method in ("fedadam_ldp_paper", "privateai_paper"):
             sigma = paper_sigma(epsilon, delta, cfg.theta)
-            privacy.update(epsilon_per_round_paper=epsilon)
+            privacy.update(epsilon_per_round_paper=epsilon, calibration="paper eq. 4 (per round)")
         else:
             sigma = calibrate_rounds_sigma(epsilon, delta, cfg.rounds, sens)
+            # the per-round ε the paper's eq. 4 would state for this σ (eq. 4 solved for ε)
+            privacy.update(epsilon_per_round_paper=round(paper_sigma(1.0, delta, cfg.theta) / sigma, 4),
+                           calibration="RDP over all rounds (accounted)")
         privacy.update(sigma=sigma, delta=delta, theta=cfg.theta, unit="client data set (replace-one, Δ=2θ)",
                        epsilon_total_rdp=round(gaussian_rounds_epsilon(sigma / sens, cfg.rounds, delta), 4),
                        rounds_accounted=cfg.rounds)
         local_dp = LocalDP(cfg.theta, sigma)
+    kd_on = method in ("privateai", "privateai_paper")
+    if kd_on:
+        privacy.update(kd="public proxy text only: post-processing, no privacy cost",
+                       kd_interval=cfg.kd.interval, kd_mu=cfg.kd.mu, kd_teacher_weight=cfg.kd.teacher_weight)
     if method == "dp_fedavg":
         dpsgd = _dpsgd_setup([len(d) for d in client_data], cfg, epsilon)
         eps_check = []
@@ -181,11 +219,20 @@ def run_method(method: str, train_docs: Sequence[TabDocument], cfg: FedConfig, s
                                local_dp=local_dp, dpsgd=dpsgd.get(k))
             ups.append((res["update"], float(res["num_samples"])))
         global_flat = server.step(global_flat, ups)
-        history.append({"round": r, "clients": chosen})
+        entry: Dict[str, Any] = {"round": r, "clients": chosen}
+        if kd_on and (r + 1) % cfg.kd.interval == 0:
+            assert proxy is not None
+            set_flat(model, global_flat)
+            entry["kd"] = kd_step(model, proxy, cfg.kd, torch.Generator().manual_seed(seed * 7919 + r))
+            global_flat = get_flat(model)
+        history.append(entry)
         if progress:
             progress(f"{method} eps={epsilon} seed={seed} round {r + 1}/{cfg.rounds}")
     set_flat(model, global_flat)
-    return {"model": model, "privacy": privacy, "parts": parts, "history": history, "seconds": time.perf_counter() - t0}
+    out = {"model": model, "privacy": privacy, "parts": parts, "history": history, "seconds": time.perf_counter() - t0}
+    if kd_on:
+        out["kd"] = [h["kd"] for h in history if "kd" in h]
+    return out
 
 
 def with_alpha(cfg: FedConfig, alpha: float) -> FedConfig:
