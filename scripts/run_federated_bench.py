@@ -47,7 +47,12 @@ def main(argv=None) -> int:
     ap.add_argument("--teacher-eval-passages", type=int, default=None,
                     help="dev passages on which the teacher is scored against gold (default 30; 0 = skip)")
     ap.add_argument("--teacher-cache-only", action="store_true", help="never contact the LLM: fail on a cache miss")
+    ap.add_argument("--teacher-labels", default=None,
+                    help="reuse a saved teacher_labels.json (no LLM, no cache; the teacher is not scored on dev)")
     ap.add_argument("--kd-interval", type=int, default=None)
+    ap.add_argument("--kd-mu", type=float, default=None, help="distillation confidence threshold (default 0.9)")
+    ap.add_argument("--kd-mu-ablation", type=float, nargs="*", default=None,
+                    help="privateai again with these thresholds (default 0.5; smoke: none)")
     ap.add_argument("--workers", type=int, default=None, help="worker processes (default 2, smoke 1)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads per worker process")
     ap.add_argument("--smoke", action="store_true", help="tiny model, 3 clients, 2 rounds, 6 train / 3 dev docs")
@@ -79,6 +84,8 @@ def main(argv=None) -> int:
         cfg = replace(cfg, rounds=a.rounds)
     if a.kd_interval is not None:
         cfg = replace(cfg, kd=replace(cfg.kd, interval=a.kd_interval))
+    if a.kd_mu is not None:
+        cfg = replace(cfg, kd=replace(cfg.kd, mu=a.kd_mu))
     t0 = time.perf_counter()
     if a.merge:
         from cloud_edge_privacy.federated.experiment import merge_results
@@ -104,6 +111,7 @@ def main(argv=None) -> int:
     over = {"methods": tuple(a.methods) if a.methods else None, "epsilons": tuple(a.epsilons),
             "seeds": tuple(a.seeds) if a.seeds else None,
             "sweep_alphas": tuple(a.sweep_alphas) if a.sweep_alphas is not None else None,
+            "kd_mu_ablation": tuple(a.kd_mu_ablation) if a.kd_mu_ablation is not None else None,
             "n_shadows": a.shadows, "n_proxy": a.proxy_passages, "n_teacher_eval": a.teacher_eval_passages,
             "workers": a.workers, "threads_per_worker": a.threads}
     spec = replace(spec, **{k: v for k, v in over.items() if v is not None})
@@ -112,11 +120,14 @@ def main(argv=None) -> int:
         print(f"--methods: unknown {unknown} (expected some of {METHODS})", file=sys.stderr)
         return 2
     export = None if a.smoke else (a.export_path or str(default_model_dir() / MODEL_FILE))
-    labeller = TeacherLabeller(allow_llm=not a.teacher_cache_only)  # audit: $CEP_CACHE_DIR/kd_teacher_audit.jsonl
+    # the teacher's audit log: $CEP_CACHE_DIR/kd_teacher_audit.jsonl (hashes only; the text is public anyway)
+    labeller = None if a.teacher_labels else TeacherLabeller(allow_llm=not a.teacher_cache_only)
     res = run_experiment(a.train, a.dev, a.out, background_path=a.background, spec=spec, cfg=cfg, labeller=labeller,
-                         log=lambda m: print(m, flush=True), export_path=export, export_method=a.export_method)
+                         log=lambda m: print(m, flush=True), export_path=export, export_method=a.export_method,
+                         teacher_record=a.teacher_labels)
     print(open(os.path.join(a.out, "grid.md"), encoding="utf-8").read())
-    print(f"wrote {a.out} in {time.perf_counter() - t0:.1f} s (teacher LLM calls: {labeller.calls})")
+    print(f"wrote {a.out} in {time.perf_counter() - t0:.1f} s"
+          + (f" (teacher LLM calls: {labeller.calls})" if labeller else ""))
     return 0 if res["rows"] else 1
 
 

@@ -209,9 +209,18 @@ def test_ianvs_runner_smoke(tmp_path, monkeypatch):
     for sub in ("testenv", "testalgorithms"):
         (data.parent / sub).symlink_to(ex / sub)
     (data.parent / "benchmarkingjob_smoke.yaml").symlink_to(ex / "benchmarkingjob_smoke.yaml")
+    # the privateai aggregator distils from a saved teacher record over public background text
+    text = "HEADER\nThe applicant, Mr Karl Public, complained on 4 June 2010 about the Oslo City Court."
+    (tmp_path / "bk").mkdir()
+    (tmp_path / "bk" / "background_knowledge.json").write_text(json.dumps({"x1": text}))
+    (data.parent / "results").mkdir()
+    (data.parent / "results" / "teacher_labels.json").write_text(json.dumps({
+        "passages": [{"pid": "x1:7", "source": "x1", "start": 7, "end": len(text)}],
+        "records": [{"passage_id": "x1:7", "answer": '[{"text": "Karl Public", "type": "PERSON"}]'}]}))
+    monkeypatch.setenv("CEP_TAB_DIR", str(tmp_path / "bk"))
     monkeypatch.chdir(tmp_path)
     res = run_federated_job("examples/TAB/federated_privacy_detector_bench/benchmarkingjob_smoke.yaml", smoke=True, progress=False)
-    assert [r["algorithm"] for r in res["rows"]] and len(res["rows"]) == 2
+    assert sorted(r["algorithm"] for r in res["rows"]) == ["fedadam-ldp-accounted", "fedavg", "privateai"]
     for r in res["rows"]:
         assert 0.0 <= r["fed_psr"] <= 1.0 and 0.0 <= r["fed_token_precision"] <= 1.0
     assert os.path.isfile(res["rank_file"])

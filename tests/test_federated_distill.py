@@ -303,6 +303,49 @@ def test_bench_script_smoke_with_distillation_methods(fake_cloud, monkeypatch, t
     teacher = json.loads((out / "teacher.json").read_text())
     assert teacher["proxy_summary"]["parsed"] == 4 and teacher["dev_quality"]["scores"]["n_passages"] == 2
     n_req = len(fake_cloud.requests)
-    # re-run from the cache alone: no new request reaches the endpoint
+    # re-run from the cache alone, then from the saved record: no new request reaches the endpoint
+    first = {(r["method"], r["epsilon"]): r["PSR"] for r in blob["rows"]}
     assert mod.main(argv + ["--teacher-cache-only"]) == 0
+    (tmp_path / "rec.json").write_text((out / "teacher_labels.json").read_text())
+    assert mod.main(argv + ["--teacher-labels", str(tmp_path / "rec.json")]) == 0
     assert len(fake_cloud.requests) == n_req
+    again = json.loads((out / "grid_rows.json").read_text())["rows"]
+    assert {(r["method"], r["epsilon"]): r["PSR"] for r in again} == first  # same labels, same seeds: same numbers
+
+
+def test_teacher_record_is_reread_against_the_public_text(tmp_path):
+    from cloud_edge_privacy.errors import DataValidationError
+    from cloud_edge_privacy.federated.distill import load_teacher_record
+
+    background = {"x1": _bk(_public_text(1))}
+    start = background["x1"].index("JUDGMENT")
+    p = {"pid": "x1:a", "source": "x1", "start": start, "end": len(background["x1"])}
+    rec = {"passage_id": "x1:a", "answer": '[{"text": "Karl Public1", "type": "PERSON"}]'}
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"passages": [p], "records": [rec]}))
+    passages, results, _ = load_teacher_record(str(path), background)
+    assert passages[0].text.startswith("JUDGMENT 1") and results[0].mapping["mapped"] == 1
+    path.write_text(json.dumps({"passages": [dict(p, source="secret")], "records": [rec]}))
+    with pytest.raises(DataValidationError, match="not in the public background"):
+        load_teacher_record(str(path), background)
+    path.write_text(json.dumps({"records": []}))
+    with pytest.raises(DataValidationError, match="teacher_labels.json"):
+        load_teacher_record(str(path), background)
+
+
+def test_proxy_distiller_for_the_ianvs_aggregator_runs_every_interval(tmp_path):
+    from cloud_edge_privacy.federated.distill import ProxyDistiller
+    from cloud_edge_privacy.federated.model import get_flat
+
+    text = _bk(_public_text(1))
+    start = text.index("JUDGMENT")
+    (tmp_path / "bk.json").write_text(json.dumps({"x1": text}))
+    (tmp_path / "t.json").write_text(json.dumps({
+        "passages": [{"pid": "x1:a", "source": "x1", "start": start, "end": len(text)}],
+        "records": [{"passage_id": "x1:a", "answer": '[{"text": "Karl Public1", "type": "PERSON"}]'}]}))
+    d = ProxyDistiller(str(tmp_path / "t.json"), str(tmp_path / "bk.json"), SMALL, KDConfig(interval=2, mu=0.0))
+    flat = get_flat(new_model(SMALL, 0)).numpy()
+    assert d.after_round(1, flat) is flat and not d.history
+    new = d.after_round(2, flat)
+    assert new.shape == flat.shape and not np.allclose(new, flat)  # μ = 0 keeps every token: it trains
+    assert d.history[0]["round"] == 2 and d.history[0]["trained"] is True

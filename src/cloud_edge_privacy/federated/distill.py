@@ -30,7 +30,8 @@ import numpy as np
 import torch
 
 from ..tab_data import Mention, TabDocument
-from .model import LABELS, ModelConfig, TokenTagger, Windows, featurize, gold_labels, tokenize, train_epochs
+from .model import (LABELS, ModelConfig, TokenTagger, Windows, featurize, get_flat, gold_labels, new_model, set_flat,
+                    tokenize, train_epochs)
 from .teacher import TeacherResult
 
 _NGRAM = 12
@@ -226,6 +227,41 @@ def build_proxy_set(passages: Sequence[Passage], results: Sequence[TeacherResult
     return ProxySet(list(passages), list(results), x, y, dict(info or {}))
 
 
+def load_teacher_record(path: str, background: Mapping[str, str],
+                        max_item_tokens: int = 8) -> Tuple[List[Passage], List[TeacherResult], Dict[str, Any]]:
+    """Passages and teacher results from a saved ``teacher_labels.json`` (no LLM, no cache needed).
+
+    Each passage is cut again from the public ``background`` text at its recorded offsets, and the recorded
+    raw answer is parsed and mapped again, so the record cannot smuggle labels for other text.
+    """
+    from ..errors import DataValidationError
+    from .teacher import result_from_answer
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            blob = json.load(fh)
+        passages_raw, records = blob["passages"], blob["records"]
+    except OSError as exc:
+        raise DataValidationError(f"{path}: cannot read the teacher labels ({exc.strerror})") from None
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise DataValidationError(f"{path}: not a teacher_labels.json record (needs 'passages' and 'records'): {exc}") from None
+    if len(passages_raw) != len(records):
+        raise DataValidationError(f"{path}: {len(passages_raw)} passages but {len(records)} records")
+    passages: List[Passage] = []
+    results: List[TeacherResult] = []
+    for i, (p, r) in enumerate(zip(passages_raw, records)):
+        src = p.get("source")
+        if src not in background:
+            raise DataValidationError(f"{path}: passages[{i}]: source '{src}' is not in the public background text")
+        text = background[src][int(p["start"]):int(p["end"])]
+        if r.get("passage_id") != p.get("pid"):
+            raise DataValidationError(f"{path}: records[{i}]: passage_id '{r.get('passage_id')}' != pid '{p.get('pid')}'")
+        passages.append(Passage(str(p["pid"]), str(src), int(p["start"]), int(p["end"]), text))
+        results.append(result_from_answer(str(p["pid"]), text, str(r.get("answer", "")), cached=True,
+                                          max_item_tokens=max_item_tokens))
+    return passages, results, dict(blob.get("proxy") or {}, source_file=path)
+
+
 def teacher_summary(results: Sequence[TeacherResult]) -> Dict[str, Any]:
     """How many passages parsed, how many strings mapped, how many tokens the teacher labels."""
     ok = [r for r in results if r.status == "ok"]
@@ -307,6 +343,36 @@ def kd_step(model: TokenTagger, proxy: ProxySet, kd: KDConfig, generator: torch.
                                            generator=generator), 4)
         stats["trained"] = True
     return stats
+
+
+def distill_flat(flat: torch.Tensor, proxy: ProxySet, kd: KDConfig, cfg: ModelConfig,
+                 seed: int) -> Tuple[torch.Tensor, Dict[str, Any]]:
+    """One KD step on flat global weights: returns the new flat weights and the step's statistics."""
+    model = new_model(cfg, 0)
+    set_flat(model, flat)
+    stats = kd_step(model, proxy, kd, torch.Generator().manual_seed(seed))
+    return get_flat(model), stats
+
+
+class ProxyDistiller:
+    """Server-side distillation for the Ianvs aggregation module: the proxy set from a saved teacher record.
+
+    ``after_round(r, weights)`` runs one KD step when ``r`` is a multiple of ``kd.interval``.
+    """
+
+    def __init__(self, teacher_labels: str, background: str, cfg: ModelConfig, kd: KDConfig, seed: int = 0) -> None:
+        passages, results, info = load_teacher_record(teacher_labels, load_background(background))
+        self.proxy = build_proxy_set(passages, results, cfg, info)
+        self.cfg, self.kd, self.seed = cfg, kd, int(seed)
+        self.history: List[Dict[str, Any]] = []
+
+    def after_round(self, round_no: int, flat: np.ndarray) -> np.ndarray:
+        if round_no % self.kd.interval:
+            return flat
+        new, stats = distill_flat(torch.as_tensor(np.asarray(flat), dtype=torch.float32), self.proxy, self.kd, self.cfg,
+                                  self.seed * 7919 + round_no - 1)
+        self.history.append(dict(stats, round=round_no))
+        return new.numpy()
 
 
 def train_teacher_only(model: TokenTagger, proxy: ProxySet, epochs: int, lr: float, batch_size: int,

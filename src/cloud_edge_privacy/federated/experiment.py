@@ -27,8 +27,8 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 import numpy as np
 
 from ..tab_data import TabDocument, load_tab
-from .distill import (ProxySet, build_proxy_set, eval_passages, gold_token_share, load_background, proxy_passages,
-                      score_spans_on_gold, teacher_summary)
+from .distill import (ProxySet, build_proxy_set, eval_passages, gold_token_share, load_background, load_teacher_record,
+                      proxy_passages, score_spans_on_gold, teacher_summary)
 from .lira import ShadowRefs, lira_attack, mean_over, shadow_membership, train_shadow
 from .mia import loss_threshold_attack
 from .model import Windows, make_windows, new_model, save_model
@@ -68,6 +68,7 @@ class ExperimentSpec:
     seeds: Tuple[int, ...] = DEFAULT_SEEDS
     sweep_alphas: Tuple[float, ...] = (0.1, 10.0)
     sweep_cells: Tuple[Tuple[str, float], ...] = SWEEP_CELLS
+    kd_mu_ablation: Tuple[float, ...] = (0.5,)  # privateai (all ε) again with these μ (main α)
     n_shadows: int = 16
     n_proxy: int = 100
     n_teacher_eval: int = 30
@@ -80,7 +81,8 @@ class ExperimentSpec:
 
     @staticmethod
     def smoke() -> "ExperimentSpec":
-        return ExperimentSpec(seeds=(0,), sweep_alphas=(), n_shadows=2, n_proxy=4, n_teacher_eval=2, workers=1,
+        return ExperimentSpec(seeds=(0,), sweep_alphas=(), kd_mu_ablation=(), n_shadows=2, n_proxy=4, n_teacher_eval=2,
+                              workers=1,
                               passage_min_tokens=5, max_train_docs=6, max_dev_docs=3)
 
 
@@ -136,13 +138,21 @@ def _shadow_task(ctx: CellContext, s: int, member_matrix: np.ndarray) -> Tuple[i
                            batch_size=cfg.batch_size, seed=ATTACKER_SEED + s)
 
 
-def run_cell(ctx: CellContext, method: str, eps: float, seed: int, alpha: float) -> Dict[str, Any]:
-    """Train and evaluate one (method, ε, seed, α) cell; returns its row (no model objects)."""
+def run_cell(ctx: CellContext, method: str, eps: float, seed: int, alpha: float,
+             kd_mu: Optional[float] = None) -> Dict[str, Any]:
+    """Train and evaluate one (method, ε, seed, α) cell; returns its row (no model objects).
+
+    ``kd_mu`` overrides the distillation confidence threshold μ (an ablation; the row's method is then
+    ``<method>_mu<μ>``).
+    """
     cfg = replace(ctx.cfg, alpha=alpha)
+    if kd_mu is not None:
+        cfg = replace(cfg, kd=replace(cfg.kd, mu=kd_mu))
     dev_windows = make_windows(ctx.dev_docs, cfg.model)
     run = run_method(method, ctx.train_docs, cfg, seed, eps, proxy=ctx.proxy)
     ev = evaluate_run(run, ctx.train_docs, ctx.dev_docs, dev_windows, cfg, seed)
-    row: Dict[str, Any] = {"method": method, "epsilon": eps, "seed": seed, "alpha": alpha,
+    label = method if kd_mu is None else f"{method}_mu{kd_mu:g}"
+    row: Dict[str, Any] = {"method": label, "epsilon": eps, "seed": seed, "alpha": alpha,
                            "train_seconds": round(run["seconds"], 1),
                            **{k: ev[k] for k in ("PSR", "token_precision", "token_recall", "ER_di", "ER_qi", "mia_auc",
                                                  "mia_tpr_at_1fpr", "mia_n_members", "n_entities")},
@@ -156,7 +166,9 @@ def run_cell(ctx: CellContext, method: str, eps: float, seed: int, alpha: float)
             row.update(lira_attack(run["model"], pool, ctx.refs, mem, non, seed))
     if "kd" in run:
         row["kd"] = run["kd"]
-    if ctx.export_path and ctx.export_key == (method, eps, seed, alpha) and "model" in run:
+    if kd_mu is not None:
+        row["variant"] = {"kd_mu": kd_mu}
+    if ctx.export_path and kd_mu is None and ctx.export_key == (method, eps, seed, alpha) and "model" in run:
         os.makedirs(os.path.dirname(os.path.abspath(ctx.export_path)), exist_ok=True)
         save_model(run["model"], ctx.export_path, {"method": method, "epsilon": eps, "seed": seed, "alpha": alpha,
                                                    "threshold": cfg.threshold, "privacy": run["privacy"],
@@ -222,10 +234,12 @@ def teacher_quality(labeller: Any, dev_docs: Sequence[TabDocument], n: int, pass
 def run_experiment(train_path: str, dev_path: str, out_dir: str, *, background_path: Optional[str] = None,
                    spec: Optional[ExperimentSpec] = None, cfg: Optional[FedConfig] = None, labeller: Any = None,
                    log: Callable[[str], None] = print, export_path: Optional[str] = None,
-                   export_method: str = "fedavg") -> Dict[str, Any]:
+                   export_method: str = "fedavg", teacher_record: Optional[str] = None) -> Dict[str, Any]:
     """Run the experiment and write ``out_dir``: grid / α sweep / LiRA / teacher tables, rows JSON and plots.
 
-    ``labeller`` (a :class:`~.teacher.TeacherLabeller`) is needed when a distillation method is run.
+    A distillation method needs ``labeller`` (a :class:`~.teacher.TeacherLabeller`) or ``teacher_record`` (a
+    saved ``teacher_labels.json``, re-read against the public background text; the teacher is then not scored
+    on dev unless a labeller is given too).
     """
     spec = spec or ExperimentSpec()
     cfg = cfg or FedConfig()
@@ -241,27 +255,35 @@ def run_experiment(train_path: str, dev_path: str, out_dir: str, *, background_p
     proxy: Optional[ProxySet] = None
     teacher_meta: Dict[str, Any] = {}
     if need_kd:
-        if labeller is None:
-            raise ValueError("a distillation method is in the grid but no teacher labeller was given")
+        if labeller is None and teacher_record is None:
+            raise ValueError("a distillation method is in the grid but neither a teacher labeller nor a teacher record was given")
         if not background_path:
             raise ValueError("a distillation method is in the grid but no public proxy text (background_path) was given")
         t = time.perf_counter()
-        passages, pinfo = proxy_passages(load_background(background_path), list(train_docs) + list(dev_docs),
-                                         spec.n_proxy, max_tokens=spec.passage_tokens,
-                                         min_tokens=spec.passage_min_tokens)
-        if len(passages) < spec.n_proxy:
-            log(f"note: only {len(passages)} public passages available (asked for {spec.n_proxy})")
-        results = labeller.label([(p.pid, p.text) for p in passages], log=log)
+        background = load_background(background_path)
+        if teacher_record:
+            passages, results, pinfo = load_teacher_record(teacher_record, background)
+            teacher_meta = {"teacher": {"record": teacher_record}, "proxy": pinfo}
+        else:
+            passages, pinfo = proxy_passages(background, list(train_docs) + list(dev_docs), spec.n_proxy,
+                                             max_tokens=spec.passage_tokens, min_tokens=spec.passage_min_tokens)
+            if len(passages) < spec.n_proxy:
+                log(f"note: only {len(passages)} public passages available (asked for {spec.n_proxy})")
+            results = labeller.label([(p.pid, p.text) for p in passages], log=log)
+            teacher_meta = {"teacher": labeller.describe(), "proxy": pinfo}
+        private_ids = {d.doc_id for d in list(train_docs) + list(dev_docs)}
+        if any(p.source in private_ids for p in passages):
+            raise ValueError("a proxy passage comes from a client or dev document; the proxy set must be public text")
         proxy = build_proxy_set(passages, results, cfg.model, pinfo)
         timings["teacher_proxy_seconds"] = round(time.perf_counter() - t, 1)
-        teacher_meta = {"teacher": labeller.describe(), "proxy": pinfo, "proxy_summary": teacher_summary(results),
-                        "llm_calls": dict(labeller.calls)}
-        if spec.n_teacher_eval:
+        teacher_meta["proxy_summary"] = teacher_summary(results)
+        if labeller is not None and spec.n_teacher_eval:
             t = time.perf_counter()
             teacher_meta["dev_quality"] = teacher_quality(labeller, dev_docs, spec.n_teacher_eval, spec.passage_tokens,
                                                           log, spec.passage_min_tokens)
             timings["teacher_dev_seconds"] = round(time.perf_counter() - t, 1)
-        teacher_meta["llm_calls"] = dict(labeller.calls)
+        if labeller is not None:
+            teacher_meta["llm_calls"] = dict(labeller.calls)
         with open(os.path.join(out_dir, "teacher_labels.json"), "w", encoding="utf-8") as fh:
             json.dump({"teacher": teacher_meta.get("teacher"), "proxy": pinfo,
                        "passages": [{"pid": p.pid, "source": p.source, "start": p.start, "end": p.end}
@@ -282,8 +304,11 @@ def run_experiment(train_path: str, dev_path: str, out_dir: str, *, background_p
         refs = ShadowRefs(losses, matrix[:, wdoc])
         ctx.refs = refs
         timings["shadows_seconds"] = round(time.perf_counter() - t, 1)
-    tasks_spec = [(m, e, s, cfg.alpha) for s in spec.seeds for m, e in main_cells]
-    tasks_spec += [(m, e, s, a) for m, e, a in sweep for s in spec.seeds]
+    tasks_spec: List[Tuple[str, float, int, float, Optional[float]]] = [
+        (m, e, s, cfg.alpha, None) for s in spec.seeds for m, e in main_cells]
+    tasks_spec += [(m, e, s, a, None) for m, e, a in sweep for s in spec.seeds]
+    tasks_spec += [(m, e, s, cfg.alpha, mu) for mu in spec.kd_mu_ablation for s in spec.seeds for m, e in main_cells
+                   if m == "privateai"]
     tasks_spec.sort(key=lambda c: -_COST.get(c[0], 1.0))
     rows: List[Dict[str, Any]] = []
     meta: Dict[str, Any] = {"config": asdict(cfg), "spec": asdict(spec), "seeds": list(spec.seeds),
@@ -304,7 +329,7 @@ def run_experiment(train_path: str, dev_path: str, out_dir: str, *, background_p
         meta.update(wall_seconds=round(time.perf_counter() - t_all, 1), timings=timings, complete=False)
         dump_results(out_dir, rows, meta, teacher_meta, plots=False)
 
-    _run_tasks([(run_cell, (ctx, m, e, s, a)) for m, e, s, a in tasks_spec], spec.workers, spec.threads_per_worker,
+    _run_tasks([(run_cell, (ctx, m, e, s, a, mu)) for m, e, s, a, mu in tasks_spec], spec.workers, spec.threads_per_worker,
                "grid cells", on_done=done)
     timings["cells_seconds"] = round(time.perf_counter() - t_cells, 1)
     meta.update(wall_seconds=round(time.perf_counter() - t_all, 1), timings=timings, complete=True,
@@ -389,8 +414,13 @@ def _keys(rows: Sequence[Dict[str, Any]]) -> List[Tuple[str, float]]:
         k = (r["method"], float(r["epsilon"]))
         if k not in keys:
             keys.append(k)
-    order = {m: i for i, m in enumerate(METHODS)}
-    return sorted(keys, key=lambda k: (order.get(k[0], 99), k[1]))
+    return sorted(keys, key=lambda k: (_method_order(k[0]), k[1]))
+
+
+def _method_order(m: str) -> Tuple[int, str]:
+    """METHODS order; an ablation ``<method>_mu<μ>`` right after its method."""
+    base = next((b for b in sorted(METHODS, key=len, reverse=True) if m == b or m.startswith(b + "_mu")), m)
+    return (METHODS.index(base) if base in METHODS else 99, m)
 
 
 def summarize(rows: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
@@ -506,7 +536,7 @@ def plot_grid(rows: Sequence[Dict[str, Any]], out_dir: str) -> List[str]:
     import matplotlib.pyplot as plt
 
     xs = {1.0: 0, 10.0: 1, math.inf: 2}
-    methods = [m for m in METHODS if any(r["method"] == m for r in rows)]
+    methods = sorted({r["method"] for r in rows}, key=_method_order)
     has_lira = any("lira_online_auc" in r for r in rows)
     mia_panels: Tuple[Tuple[str, str], ...] = (("mia_auc", "loss-threshold MIA AUC"), ("mia_tpr_at_1fpr", "loss-threshold TPR at 1% FPR"))
     if has_lira:

@@ -32,7 +32,7 @@ import torch
 from ..metrics.tab_official import combine, score_document
 from ..tab_data import TabDocument
 from .client import DPSGD, LocalDP, local_update
-from .distill import KDConfig, ProxySet, kd_step, train_teacher_only
+from .distill import KDConfig, ProxySet, distill_flat, train_teacher_only
 from .dp import calibrate_rounds_sigma, dpsgd_epsilon, gaussian_rounds_epsilon, paper_sigma
 from .model import ModelConfig, TokenTagger, Windows, get_flat, make_windows, new_model, predict_spans, set_flat, train_epochs
 from .server import make_server
@@ -222,9 +222,7 @@ def run_method(method: str, train_docs: Sequence[TabDocument], cfg: FedConfig, s
         entry: Dict[str, Any] = {"round": r, "clients": chosen}
         if kd_on and (r + 1) % cfg.kd.interval == 0:
             assert proxy is not None
-            set_flat(model, global_flat)
-            entry["kd"] = kd_step(model, proxy, cfg.kd, torch.Generator().manual_seed(seed * 7919 + r))
-            global_flat = get_flat(model)
+            global_flat, entry["kd"] = distill_flat(global_flat, proxy, cfg.kd, cfg.model, seed * 7919 + r)
         history.append(entry)
         if progress:
             progress(f"{method} eps={epsilon} seed={seed} round {r + 1}/{cfg.rounds}")
