@@ -148,7 +148,7 @@ def eval_passages(docs: Sequence[TabDocument], n: int, *, max_tokens: int = 100,
     pool: List[Tuple[TabDocument, int, int]] = []
     for d in docs:
         pool += [(d, s, e) for s, e in chunk_spans(d.text, max_tokens) if len(tokenize(d.text[s:e])) >= min_tokens]
-    pick = sorted(rng.choice(len(pool), size=min(n, len(pool)), replace=False).tolist())
+    pick = rng.permutation(len(pool))[:n].tolist()  # a prefix of one order: n = 20 is part of n = 30
     out: List[Tuple[Passage, TabDocument]] = []
     for i in pick:
         d, s, e = pool[i]

@@ -21,7 +21,7 @@ import os
 import statistics
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -391,6 +391,9 @@ def write_tables(out_dir: str, rows: Sequence[Dict[str, Any]], meta: Dict[str, A
     if any("lira_auc" in r for r in main):
         with open(os.path.join(out_dir, "lira.md"), "w", encoding="utf-8") as fh:
             fh.write(lira_table(main, meta))
+    if any(r.get("kd") for r in main):
+        with open(os.path.join(out_dir, "kd.md"), "w", encoding="utf-8") as fh:
+            fh.write(kd_table(main))
 
 
 def _mean_sd(vals: Iterable[float]) -> str:
@@ -498,6 +501,26 @@ def lira_table(rows: Sequence[Dict[str, Any]], meta: Dict[str, Any]) -> str:
             _mean_sd(r["lira_online_auc"] for r in rs), _mean_sd(r["lira_online_tpr_at_1fpr"] for r in rs),
             _mean_sd(r["mia_auc"] for r in rs), _span_of([r["lira_online_n_each"] for r in rs], False),
             str(rs[0]["lira_n_shadows"]), str(len(rs))]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def kd_table(rows: Sequence[Dict[str, Any]]) -> str:
+    """What the distillation steps kept: per (method, ε), means over seeds of each KD step (rounds 2, 4, ...)."""
+    head = ["method", "epsilon", "KD steps", "proxy tokens", "teacher entity tokens", "kept tokens per step",
+            "kept entity tokens per step", "steps that trained", "seeds"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for m, e in _keys(rows):
+        rs = [r for r in rows if r["method"] == m and float(r["epsilon"]) == e and r.get("kd")]
+        if not rs:
+            continue
+        n_steps = len(rs[0]["kd"])
+        per_step = lambda key: " / ".join(  # noqa: E731
+            f"{statistics.mean(r['kd'][i][key] for r in rs):.0f}" for i in range(n_steps))
+        trained = sum(sum(1 for k in r["kd"] if k.get("trained")) for r in rs)
+        lines.append("| " + " | ".join([
+            m, "inf" if math.isinf(e) else f"{e:g}", str(n_steps), str(rs[0]["kd"][0]["tokens"]),
+            str(rs[0]["kd"][0]["teacher_entity"]), per_step("kept"), per_step("kept_entity"),
+            f"{trained} of {n_steps * len(rs)}", str(len(rs))]) + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -7,7 +7,8 @@ trained on it (IN) and of those that did not (OUT). Against a target:
 
 * **offline, fixed variance**: score = (mean OUT loss − target loss) / σ_OUT (only OUT shadows are needed);
 * **online, fixed variance**: score = log N(target loss; μ_IN, σ_IN²) − log N(target loss; μ_OUT, σ_OUT²),
-  with per-window means and global σ's (Carlini et al. recommend global variances below ~64 shadows).
+  with per-window means and global σ's, each the spread of the shadows' losses around their window's mean
+  (Carlini et al. recommend global variances below ~64 shadows).
 
 Members are the target's training windows, non-members the dev windows (never trained on by any target), in
 a balanced random sample. Shadows train like ``centralized`` (not like the federated targets), a simplification
@@ -56,25 +57,31 @@ def train_shadow(pool: Windows, window_doc: np.ndarray, doc_inside: np.ndarray, 
 def online_scores(target: np.ndarray, refs: ShadowRefs, idx: Sequence[int]) -> np.ndarray:
     """Online LiRA with global variances for pool windows ``idx`` (NaN where IN or OUT references are missing)."""
     L, In = refs.losses[:, idx], refs.inside[:, idx]
-    sd_in = float(np.std(L[In])) if In.any() else 1.0
-    sd_out = float(np.std(L[~In])) if (~In).any() else 1.0
-    sd_in, sd_out = max(sd_in, 1e-6), max(sd_out, 1e-6)
     n_in, n_out = In.sum(0), (~In).sum(0)
     with np.errstate(invalid="ignore", divide="ignore"):
         mu_in = np.where(n_in > 0, (L * In).sum(0) / np.maximum(n_in, 1), np.nan)
         mu_out = np.where(n_out > 0, (L * ~In).sum(0) / np.maximum(n_out, 1), np.nan)
+    sd_in = _pooled_sd(L, In, mu_in)
+    sd_out = _pooled_sd(L, ~In, mu_out)
     t = np.asarray(target, dtype=float)
     ll_in = -0.5 * ((t - mu_in) / sd_in) ** 2 - np.log(sd_in)
     ll_out = -0.5 * ((t - mu_out) / sd_out) ** 2 - np.log(sd_out)
     return ll_in - ll_out
 
 
+def _pooled_sd(L: np.ndarray, mask: np.ndarray, mu: np.ndarray) -> float:
+    """Global σ: the spread of the shadows' losses around each window's own mean (pooled over windows)."""
+    res = (L - mu[None, :])[mask & ~np.isnan(mu)[None, :]]
+    return max(float(np.sqrt(np.mean(res ** 2))) if res.size else 1.0, 1e-6)
+
+
 def offline_scores(target: np.ndarray, refs: ShadowRefs, idx: Sequence[int]) -> np.ndarray:
     """Offline LiRA with a global OUT variance for pool windows ``idx``."""
     L, In = refs.losses[:, idx], refs.inside[:, idx]
     outs = [L[~In[:, j], j].tolist() for j in range(L.shape[1])]
-    sd = float(np.std(L[~In])) if (~In).any() else 1.0
-    return lira_offline_scores(target, outs, sd)
+    n_out = (~In).sum(0)
+    mu_out = np.where(n_out > 0, (L * ~In).sum(0) / np.maximum(n_out, 1), np.nan)
+    return lira_offline_scores(target, outs, _pooled_sd(L, ~In, mu_out))
 
 
 def lira_attack(model: TokenTagger, pool: Windows, refs: ShadowRefs, member_idx: Sequence[int],
