@@ -1,0 +1,326 @@
+"""The Flower apps' logic as plain functions (no ``flwr`` import): settings, one client round, the server loop.
+
+Everything that trains, noises, accounts or aggregates is the library's own code: the client calls
+:func:`~cloud_edge_privacy.federated.client.local_update`, the server
+:func:`~cloud_edge_privacy.federated.server.make_server`, the accounting :mod:`~cloud_edge_privacy.federated.dp`.
+Partition, client selection, seeds and calibration follow
+:func:`~cloud_edge_privacy.federated.simulation.run_method`, so a Flower run and the in-process
+simulation of the same method, seed and configuration give the same global model.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import time
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+import torch
+
+from ...errors import ConfigError
+from ...tab_data import TabDocument, load_tab
+from ..client import DPSGD, LocalDP, local_update
+from ..dp import calibrate_rounds_sigma, dpsgd_epsilon, gaussian_rounds_epsilon, paper_sigma
+from ..model import Windows, get_flat, make_windows, new_model, save_model, set_flat
+from ..server import make_server
+from ..simulation import FedConfig, dirichlet_partition, evaluate_psr, select_clients
+
+#: The methods that are federated (``centralized`` and ``local_only`` have no server).
+FEDERATED_METHODS = ("fedavg", "fedadam", "dp_fedavg", "fedadam_ldp_paper", "fedadam_ldp_accounted")
+LDP_METHODS = ("fedadam_ldp_paper", "fedadam_ldp_accounted")
+#: The run config keys the apps read (``[tool.flwr.app.config]``); any other key is an error.
+RUN_CONFIG_KEYS = ("method", "epsilon", "seed", "smoke", "rounds", "local-epochs", "participation", "alpha", "lr",
+                   "batch-size", "server-lr-fedavg", "server-lr-fedadam", "theta", "dpsgd-clip", "threshold",
+                   "num-clients", "train-path", "dev-path", "max-train-docs", "max-dev-docs", "result-path",
+                   "model-path", "threads", "node-wait-seconds", "round-timeout-seconds")
+_SERVER_OF = {"fedavg": "fedavg", "dp_fedavg": "fedavg", "fedadam": "fedadam",
+              "fedadam_ldp_paper": "fedadam", "fedadam_ldp_accounted": "fedadam"}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One Flower run, read from the run config (``[tool.flwr.app.config]`` and ``flwr run -c`` overrides)."""
+
+    method: str = "fedavg"
+    epsilon: float = math.inf
+    seed: int = 0
+    cfg: FedConfig = field(default_factory=FedConfig)
+    num_clients: int = 0
+    train_path: str = ""
+    dev_path: str = ""
+    max_train_docs: Optional[int] = None
+    max_dev_docs: Optional[int] = None
+    result_path: str = ""
+    model_path: str = ""
+    threads: int = 1
+    node_wait_seconds: float = 120.0
+    round_timeout_seconds: float = 600.0
+
+    @property
+    def server_kind(self) -> str:
+        return _SERVER_OF[self.method]
+
+    @property
+    def server_lr(self) -> float:
+        return self.cfg.server_lr_fedavg if self.server_kind == "fedavg" else self.cfg.server_lr_fedadam
+
+
+def _get(conf: Mapping[str, Any], key: str, default: Any) -> Any:
+    value = conf.get(key, default)
+    return default if value is None else value
+
+
+def _epsilon(value: Any) -> float:
+    if isinstance(value, str):
+        value = value.strip().lower()
+        if value in ("inf", "infinity", "none", ""):
+            return math.inf
+    try:
+        eps = float(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"run config 'epsilon' must be a number or 'inf', got {value!r}") from exc
+    return math.inf if eps <= 0 else eps
+
+
+def settings_from_config(run_config: Mapping[str, Any]) -> Settings:
+    """Validate the run config; ``smoke = true`` starts from :meth:`FedConfig.smoke` (tiny model)."""
+    unknown = sorted(set(run_config) - set(RUN_CONFIG_KEYS))
+    if unknown:
+        raise ConfigError(f"unknown run config key(s) {unknown}; known: {list(RUN_CONFIG_KEYS)}")
+    base = FedConfig.smoke() if bool(_get(run_config, "smoke", False)) else FedConfig()
+    cfg = replace(
+        base,
+        rounds=int(_get(run_config, "rounds", base.rounds)),
+        local_epochs=int(_get(run_config, "local-epochs", base.local_epochs)),
+        participation=float(_get(run_config, "participation", base.participation)),
+        alpha=float(_get(run_config, "alpha", base.alpha)),
+        lr=float(_get(run_config, "lr", base.lr)),
+        batch_size=int(_get(run_config, "batch-size", base.batch_size)),
+        server_lr_fedavg=float(_get(run_config, "server-lr-fedavg", base.server_lr_fedavg)),
+        server_lr_fedadam=float(_get(run_config, "server-lr-fedadam", base.server_lr_fedadam)),
+        theta=float(_get(run_config, "theta", base.theta)),
+        dpsgd_clip=float(_get(run_config, "dpsgd-clip", base.dpsgd_clip)),
+        threshold=float(_get(run_config, "threshold", base.threshold)),
+    )
+    method = str(_get(run_config, "method", "fedavg"))
+    epsilon = _epsilon(_get(run_config, "epsilon", "inf"))
+    if method not in FEDERATED_METHODS:
+        raise ConfigError(f"run config 'method' = {method!r}: expected one of {FEDERATED_METHODS}")
+    if method in ("dp_fedavg",) + LDP_METHODS and not math.isfinite(epsilon):
+        raise ConfigError(f"method '{method}' needs a finite 'epsilon'")
+    if method in ("fedavg", "fedadam") and math.isfinite(epsilon):
+        raise ConfigError(f"method '{method}' has no privacy budget; set epsilon = 'inf'")
+    if cfg.rounds < 1 or not 0 < cfg.participation <= 1:
+        raise ConfigError("run config needs rounds >= 1 and 0 < participation <= 1")
+    max_train = int(_get(run_config, "max-train-docs", 0))
+    max_dev = int(_get(run_config, "max-dev-docs", 0))
+    return Settings(
+        method=method, epsilon=epsilon, seed=int(_get(run_config, "seed", 0)), cfg=cfg,
+        num_clients=int(_get(run_config, "num-clients", 0)),
+        train_path=str(_get(run_config, "train-path", "")), dev_path=str(_get(run_config, "dev-path", "")),
+        max_train_docs=max_train or None, max_dev_docs=max_dev or None,
+        result_path=str(_get(run_config, "result-path", "")), model_path=str(_get(run_config, "model-path", "")),
+        threads=int(_get(run_config, "threads", 1)),
+        node_wait_seconds=float(_get(run_config, "node-wait-seconds", 120.0)),
+        round_timeout_seconds=float(_get(run_config, "round-timeout-seconds", 600.0)),
+    )
+
+
+# --- client side ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ClientShard:
+    """What one SuperNode holds: its partition id and its training windows."""
+
+    partition_id: int
+    num_partitions: int
+    windows: Windows
+
+
+def _docs(path: str, limit: Optional[int], what: str) -> List[TabDocument]:
+    if not path:
+        raise ConfigError(f"no {what} path: set '{what}-path' in the run config or the node config")
+    return load_tab(os.path.abspath(path))[:limit]
+
+
+def load_shard(settings: Settings, node_config: Mapping[str, Any]) -> ClientShard:
+    """The node's documents: ``node_config`` may name its own ``train-path``; with ``partition-id`` and
+    ``num-partitions`` the file is split as the simulation splits it (Dirichlet over documents, ``seed``)."""
+    path = str(node_config.get("train-path") or settings.train_path)
+    docs = _docs(path, settings.max_train_docs, "train")
+    if "partition-id" in node_config:
+        pid, n = int(node_config["partition-id"]), int(node_config.get("num-partitions", 0))
+        if not 0 <= pid < n:
+            raise ConfigError(f"node config partition-id={pid} num-partitions={n}: need 0 <= partition-id < num-partitions")
+        docs = [docs[i] for i in dirichlet_partition(len(docs), n, settings.cfg.alpha, settings.seed)[pid]]
+    else:  # a site with its own data file and no partitioning
+        pid, n = int(node_config.get("site-id", 0)), int(node_config.get("num-sites", 1))
+    return ClientShard(pid, n, make_windows(docs, settings.cfg.model))
+
+
+def client_seed(seed: int, round_idx: int, partition_id: int) -> int:
+    """The local-training seed of one client in one round (as in ``simulation.run_method``)."""
+    return seed * 100003 + round_idx * 101 + partition_id
+
+
+def ldp_mechanism(settings: Settings, delta: float) -> Tuple[LocalDP, Dict[str, Any]]:
+    """σ of the local-DP release for the run's method and ε, with its RDP accounting over all rounds."""
+    cfg, eps = settings.cfg, settings.epsilon
+    sens = 2.0 * cfg.theta
+    report: Dict[str, Any] = {}
+    if settings.method == "fedadam_ldp_paper":
+        sigma = paper_sigma(eps, delta, cfg.theta)
+        report["epsilon_per_round_paper"] = eps
+    else:
+        sigma = calibrate_rounds_sigma(eps, delta, cfg.rounds, sens)
+    report.update(sigma=sigma, delta=delta, theta=cfg.theta, unit="client data set (replace-one, Δ=2θ)",
+                  epsilon_total_rdp=round(gaussian_rounds_epsilon(sigma / sens, cfg.rounds, delta), 4),
+                  rounds_accounted=cfg.rounds)
+    return LocalDP(cfg.theta, sigma), report
+
+
+def dpsgd_mechanism(settings: Settings, n_windows: int) -> Tuple[DPSGD, Dict[str, Any]]:
+    """Opacus DP-SGD noise for this client's ``n_windows`` (record level), re-checked with dp-accounting."""
+    from ..simulation import _dpsgd_setup
+
+    cfg = settings.cfg
+    mech = _dpsgd_setup([n_windows], cfg, settings.epsilon)[0]
+    q = min(1.0, cfg.batch_size / max(n_windows, 1))
+    steps = int(math.ceil(1.0 / q)) * cfg.local_epochs * cfg.rounds
+    eps = dpsgd_epsilon(mech.noise_multiplier, q, steps, 1.0 / max(n_windows, 2))
+    return mech, {"noise_multiplier": round(mech.noise_multiplier, 3), "epsilon_total_rdp": round(eps, 4),
+                  "unit": "one 128-token window (record-level DP-SGD)", "rounds_accounted": cfg.rounds}
+
+
+def client_round(settings: Settings, shard: ClientShard, global_flat: torch.Tensor, round_idx: int,
+                 delta: float) -> Tuple[torch.Tensor, Dict[str, float]]:
+    """One client's training round: the update that leaves the node (noised under local DP) and its metrics."""
+    local_dp: Optional[LocalDP] = None
+    dpsgd: Optional[DPSGD] = None
+    privacy: Dict[str, Any] = {}
+    if settings.method in LDP_METHODS:
+        local_dp, privacy = ldp_mechanism(settings, delta)
+    elif settings.method == "dp_fedavg":
+        dpsgd, privacy = dpsgd_mechanism(settings, len(shard.windows))
+    cfg = settings.cfg
+    res = local_update(global_flat, shard.windows, cfg.model, epochs=cfg.local_epochs, lr=cfg.lr,
+                       batch_size=cfg.batch_size, seed=client_seed(settings.seed, round_idx, shard.partition_id),
+                       local_dp=local_dp, dpsgd=dpsgd)
+    metrics = {"partition-id": float(shard.partition_id), "num-samples": float(res["num_samples"]),
+               "loss": float(res["loss"]), "norm": float(res["norm"])}
+    for key in ("epsilon_total_rdp", "sigma", "noise_multiplier"):
+        if key in privacy:
+            metrics[key.replace("_", "-")] = float(privacy[key])
+    return res["update"], metrics
+
+
+# --- server side ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class NodeInfo:
+    """What the server learns from a node before training: partition and number of windows."""
+
+    node_id: int
+    partition_id: int
+    num_partitions: int
+    num_windows: int
+
+
+#: ``train_round(round_idx, [(node, partition id)], global weights, config) -> [(update, metrics)]``
+TrainRound = Callable[[int, Sequence[NodeInfo], torch.Tensor, Dict[str, Any]], List[Tuple[torch.Tensor, Dict[str, float]]]]
+
+
+def check_nodes(nodes: Sequence[NodeInfo], expected: int) -> Dict[int, NodeInfo]:
+    """Partition id -> node; every partition 0..n-1 exactly once, and as many as ``expected`` (if > 0)."""
+    by_pid = {n.partition_id: n for n in nodes}
+    n = len(nodes)
+    if expected and n != expected:
+        raise RuntimeError(f"{n} SuperNodes answered, the run config expects num-clients={expected}")
+    if sorted(by_pid) != list(range(n)) or any(x.num_partitions != n for x in nodes):
+        raise RuntimeError("the SuperNodes' node configs must hold partition-id 0..n-1 and num-partitions=n; got "
+                           + ", ".join(f"node {x.node_id}: {x.partition_id}/{x.num_partitions}" for x in nodes))
+    return by_pid
+
+
+def run_server(settings: Settings, nodes: Sequence[NodeInfo], train_round: TrainRound,
+               log: Callable[[str], None] = print) -> Dict[str, Any]:
+    """The server loop: select clients, exchange weights with ``train_round``, aggregate, evaluate, report."""
+    t0 = time.perf_counter()
+    by_pid = check_nodes(nodes, settings.num_clients)
+    cfg = replace(settings.cfg, n_clients=len(by_pid))
+    settings = replace(settings, cfg=cfg)
+    # δ = 1/|S| with |S| the smallest client's windows, as in the simulation
+    delta = 1.0 / max(2, min(n.num_windows for n in nodes))
+    privacy: Dict[str, Any] = {"epsilon_target": _eps(settings.epsilon)}
+    if settings.method in LDP_METHODS:
+        privacy.update(ldp_mechanism(settings, delta)[1])
+    server = make_server(settings.server_kind, settings.server_lr)
+    init_flat = get_flat(new_model(cfg.model, settings.seed))
+    global_flat = init_flat.clone()
+    history: List[Dict[str, Any]] = []
+    client_eps: List[float] = []
+    for r in range(cfg.rounds):
+        chosen = [by_pid[k] for k in select_clients(cfg.n_clients, cfg.participation, r, settings.seed)]
+        replies = train_round(r, chosen, global_flat, {"round": r, "delta": delta})
+        by_reply = sorted(replies, key=lambda rep: rep[1]["partition-id"])
+        got = [int(m["partition-id"]) for _, m in by_reply]
+        if got != [c.partition_id for c in chosen]:
+            raise RuntimeError(f"round {r}: asked partitions {[c.partition_id for c in chosen]}, got replies from {got}")
+        global_flat = server.step(global_flat, [(u, m["num-samples"]) for u, m in by_reply])
+        client_eps += [m["epsilon-total-rdp"] for _, m in by_reply if "epsilon-total-rdp" in m]
+        history.append({"round": r, "partitions": got, "nodes": [c.node_id for c in chosen],
+                        "num_samples": [int(m["num-samples"]) for _, m in by_reply],
+                        "loss": [round(m["loss"], 5) for _, m in by_reply],
+                        "update_norm": [round(m["norm"], 5) for _, m in by_reply],
+                        "global_norm": round(float(global_flat.norm()), 5)})
+        log(f"round {r + 1}/{cfg.rounds}: partitions {got}, mean loss "
+            f"{sum(m['loss'] for _, m in by_reply) / len(by_reply):.4f}")
+    if settings.method == "dp_fedavg" and client_eps:
+        privacy.update(unit="one 128-token window (record-level DP-SGD)", epsilon_total_rdp=max(client_eps),
+                       rounds_accounted=cfg.rounds)
+    if settings.method in LDP_METHODS and client_eps and max(client_eps) > privacy["epsilon_total_rdp"] + 1e-9:
+        raise RuntimeError("a client accounted more privacy loss than the server's calibration")
+    model = new_model(cfg.model, settings.seed)
+    set_flat(model, global_flat)
+    result: Dict[str, Any] = {
+        "method": settings.method, "epsilon": _eps(settings.epsilon), "seed": settings.seed, "rounds": cfg.rounds,
+        "clients": {str(n.partition_id): {"node_id": n.node_id, "num_windows": n.num_windows} for n in nodes},
+        "history": history, "privacy": privacy, "config": {"fed": asdict(cfg), "threads": settings.threads},
+        "initial_norm": round(float(init_flat.norm()), 6), "final_norm": round(float(global_flat.norm()), 6),
+        "weight_change_norm": round(float((global_flat - init_flat).norm()), 6),
+        "final_sha256": hashlib.sha256(global_flat.numpy().tobytes()).hexdigest(),
+    }
+    if settings.dev_path:
+        dev = _docs(settings.dev_path, settings.max_dev_docs, "dev")
+        ev = evaluate_psr(model, dev, cfg.threshold)
+        result["dev"] = {"n_docs": len(dev), **{k: ev[k] for k in ("PSR", "token_precision", "token_recall",
+                                                                     "ER_di", "ER_qi", "n_entities")}}
+        log(f"dev: PSR={ev['PSR']:.4f} token_precision={ev['token_precision']:.4f} over {len(dev)} documents")
+    result["train_seconds"] = round(time.perf_counter() - t0, 2)
+    if settings.model_path:
+        os.makedirs(os.path.dirname(os.path.abspath(settings.model_path)), exist_ok=True)
+        save_model(model, settings.model_path, {"method": settings.method, "epsilon": settings.epsilon,
+                                                "seed": settings.seed, "threshold": cfg.threshold,
+                                                "privacy": privacy, "trained_with": "flower"})
+        result["model_path"] = os.path.abspath(settings.model_path)
+    if settings.result_path:
+        write_result(settings.result_path, result)
+    log(f"done: weight change {result['weight_change_norm']:.4f}, "
+        f"epsilon_total_accounted={privacy.get('epsilon_total_rdp', 'inf')}")
+    return result
+
+
+def _eps(epsilon: float) -> "float | str":
+    return epsilon if math.isfinite(epsilon) else "inf"
+
+
+def write_result(path: str, result: Mapping[str, Any]) -> None:
+    """Write the result JSON atomically (readers never see half a file)."""
+    path = os.path.abspath(path)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(result, fh, indent=1, default=str)
+    os.replace(tmp, path)
