@@ -214,3 +214,20 @@ def test_detector_cache_replays_the_original_detection_time():
     det.analyze_timed("a"), det.analyze_timed("b")  # evicts the first text (cache of 2)
     det.analyze_timed("He lives in Oslo.")
     assert Slow.calls == 4
+
+
+@pytest.mark.parametrize("method", ["suppression", "placeholder", "pseudonym", "generalization", "dp_numbers",
+                                    "metric_dp_words", "prism_ldp", "uniform_ldp", "adaptive"])
+def test_secrets_are_suppressed_by_every_method(method):
+    from cloud_edge_privacy.desensitization import get_operator
+    from cloud_edge_privacy.randomness import Randomness
+    from cloud_edge_privacy.spans import SECRET_TOKEN
+
+    text = "my PIN is 4471 and the key sk-proj-abcDEF123456 belongs to Anna Berg, 34"
+    spans = [Span(10, 14, "CODE", 1.0, "secret:keyword"), Span(27, 47, "CODE", 1.0, "secret:prefixed_key"),
+             Span(59, 68, "PERSON", 1.0, "names"), Span(70, 72, "DEM", 1.0, "age")]
+    out = get_operator(method)(text, spans, Randomness.benchmark(0), "doc")
+    assert "4471" not in out.text and "sk-proj" not in out.text, out.text
+    if method != "uniform_ldp":  # that one rewrites every word of the text, secrets included
+        assert out.text.count(SECRET_TOKEN) == 2, out.text
+    assert "4471" not in out.restore("code [SECRET]") and all("4471" not in v for v in out.vault.values())

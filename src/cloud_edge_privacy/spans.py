@@ -30,6 +30,15 @@ class Span:
         return asdict(self)
 
 
+SECRET_PREFIX = "secret:"  # source prefix of credentials (API keys, tokens, passwords, PINs)
+SECRET_TOKEN = "[SECRET]"  # what every method writes in place of a credential
+
+
+def is_secret(span: Span) -> bool:
+    """Whether a span is a credential, which every privacy method suppresses (see ``apply_replacements``)."""
+    return span.source.startswith(SECRET_PREFIX)
+
+
 def surface_pattern(surface: str, flags: int = 0) -> Pattern[str]:
     """Regex for a surface form on word boundaries, tolerant of any run of whitespace inside it."""
     body = r"\s+".join(re.escape(tok) for tok in surface.split())

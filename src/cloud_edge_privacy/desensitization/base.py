@@ -7,7 +7,7 @@ from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Type
 from pydantic import BaseModel, ConfigDict
 
 from ..randomness import Randomness
-from ..spans import Span
+from ..spans import SECRET_TOKEN, Span, is_secret
 
 # The kinds of privacy loss; they are never added into one number.
 PURE, APPROXIMATE, METRIC, HEURISTIC = "pure", "approximate", "metric", "heuristic"
@@ -95,7 +95,11 @@ class Desensitized:
 
 def apply_replacements(text: str, spans: Sequence[Span], replace: Callable[[Span, str], str],
                        method: str) -> Desensitized:
-    """Rewrite non-overlapping spans left to right with ``replace(span, surface)``."""
+    """Rewrite non-overlapping spans left to right with ``replace(span, surface)``.
+
+    Credentials (``is_secret``) are always suppressed to ``[SECRET]``, whatever the method: a surrogate, a
+    generalization or a noisy copy of a password or PIN is of no use to the cloud, and noise on a PIN would
+    release it.  ``replace`` is not called for them, so no randomness is drawn and nothing is kept to restore."""
     out: List[str] = []
     reps: List[Replacement] = []
     cursor, new_len = 0, 0
@@ -105,7 +109,7 @@ def apply_replacements(text: str, spans: Sequence[Span], replace: Callable[[Span
         out.append(text[cursor : span.start])
         new_len += span.start - cursor
         surface = text[span.start : span.end]
-        new = replace(span, surface)
+        new = SECRET_TOKEN if is_secret(span) else replace(span, surface)
         reps.append(Replacement(span.start, span.end, new_len, new_len + len(new), span.category, surface, new))
         out.append(new)
         new_len += len(new)

@@ -15,9 +15,7 @@ from collections import Counter
 from functools import lru_cache
 from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
-from ..spans import Span
-
-SECRET_PREFIX = "secret:"
+from ..spans import SECRET_PREFIX, Span, is_secret  # noqa: F401 (is_secret re-exported)
 # Regions tried for a national-format phone number (no +country prefix), most common first.
 PHONE_REGIONS = ("US", "GB", "DE", "FR", "ES", "IT", "NL", "PL", "SE", "BR", "PT", "IN", "JP", "CN", "KR", "RU",
                  "UA", "GR", "TR", "IE", "AU", "CA", "CH", "AT", "BE", "DK", "NO", "FI", "CZ", "MX", "AR", "ZA", "NG")
@@ -304,11 +302,6 @@ _HANDLERS: Dict[str, Callable[[str, "re.Match[str]"], Iterator[Span]]] = {
     "number": _number,
     "domain": _domain,
 }
-
-
-def is_secret(span: Span) -> bool:
-    """Whether a span is a credential (API key, token, password...) that policy must always suppress."""
-    return span.source.startswith(SECRET_PREFIX)
 
 
 def structured_kinds() -> Tuple[str, ...]:
