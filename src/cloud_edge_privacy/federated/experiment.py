@@ -319,6 +319,12 @@ def run_experiment(train_path: str, dev_path: str, out_dir: str, *, background_p
                             "mia_untrained_reference": {str(s): loss_threshold_attack(
                                 new_model(cfg.model, s), make_windows(train_docs, cfg.model),
                                 make_windows(dev_docs, cfg.model), s) for s in spec.seeds}}
+    if refs is not None:
+        # LiRA against the untrained initial model: what the attack reports for a model that learnt nothing
+        # (train and dev windows differ in content, and the shadows' IN/OUT gap differs per window)
+        pool, _, mem, non = _pool_windows(ctx)
+        meta["lira_untrained_reference"] = {str(s): lira_attack(new_model(cfg.model, s), pool, refs, mem, non, s)
+                                            for s in spec.seeds}
     t_cells = time.perf_counter()
 
     def done(row: Dict[str, Any]) -> None:
@@ -487,6 +493,10 @@ def alpha_table(rows: Sequence[Dict[str, Any]]) -> str:
 
 def lira_table(rows: Sequence[Dict[str, Any]], meta: Dict[str, Any]) -> str:
     """Offline and online LiRA per (method, ε), mean ± sd over seeds, with the loss-threshold attack beside."""
+    ref = meta.get("lira_untrained_reference") or {}
+    intro = ("LiRA against the untrained initial model (reference, per seed; offline / online AUC): "
+             + ", ".join(f"seed {k}: {v.get('lira_auc')} / {v.get('lira_online_auc')}" for k, v in sorted(ref.items()))
+             + ".\n\n") if ref else ""
     head = ["method", "epsilon", "ε total", "LiRA offline AUC", "offline TPR@1%FPR", "LiRA online AUC",
             "online TPR@1%FPR", "loss-threshold AUC", "n member = n non-member", "shadows", "seeds"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -501,7 +511,7 @@ def lira_table(rows: Sequence[Dict[str, Any]], meta: Dict[str, Any]) -> str:
             _mean_sd(r["lira_online_auc"] for r in rs), _mean_sd(r["lira_online_tpr_at_1fpr"] for r in rs),
             _mean_sd(r["mia_auc"] for r in rs), _span_of([r["lira_online_n_each"] for r in rs], False),
             str(rs[0]["lira_n_shadows"]), str(len(rs))]) + " |")
-    return "\n".join(lines) + "\n"
+    return intro + "\n".join(lines) + "\n"
 
 
 def kd_table(rows: Sequence[Dict[str, Any]]) -> str:
