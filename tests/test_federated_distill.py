@@ -261,11 +261,29 @@ def test_lira_online_and_offline_scores():
     losses = np.array([[0.1, 1.0], [0.2, 1.1], [1.0, 0.9], [1.2, 1.0]])
     inside = np.array([[True, False], [True, False], [False, True], [False, True]])
     refs = ShadowRefs(losses, inside)
-    on = online_scores(np.array([0.15, 1.0]), refs, [0, 1])
-    off = offline_scores(np.array([0.15, 1.0]), refs, [0, 1])
+    on = online_scores(np.array([0.15, 1.0]), refs)
+    off = offline_scores(np.array([0.15, 1.0]), refs)
     assert on[0] > 0 and off[0] > 0          # a target loss like the IN shadows' looks like a member
-    lone = online_scores(np.array([0.15]), ShadowRefs(losses[:, :1], np.ones((4, 1), bool)), [0])
+    lone = online_scores(np.array([0.15]), ShadowRefs(losses[:, :1], np.ones((4, 1), bool)))
     assert math.isnan(lone[0])               # no OUT reference
+
+
+def test_lira_on_a_model_that_learnt_nothing_is_near_chance():
+    """Members and non-members are scored on one scale (σ's from the whole pool): a target whose loss is the same
+    on every window, far from all shadows, must not separate them (regression: per-subset σ gave AUC 1.0)."""
+    from cloud_edge_privacy.federated.lira import ShadowRefs, offline_scores, online_scores
+    from cloud_edge_privacy.federated.mia import roc_auc
+
+    rng = np.random.default_rng(0)
+    n_win, n_sh = 400, 16
+    inside = rng.random((n_sh, n_win)) < 0.5
+    losses = np.where(inside, 0.03, 0.2) + rng.normal(0, 0.02, (n_sh, n_win)) * np.where(inside, 0.3, 1.0)
+    refs = ShadowRefs(losses, inside)
+    target = np.full(n_win, 2.3) + rng.normal(0, 0.01, n_win)
+    mem, non = np.arange(0, 300), np.arange(300, 400)
+    for fn in (online_scores, offline_scores):
+        sc = fn(target, refs)
+        assert 0.35 < roc_auc(sc[mem], sc[non]) < 0.65
 
 
 # --- the script, smoke, with the new methods (teacher = a fake OpenAI endpoint) -------------------------------

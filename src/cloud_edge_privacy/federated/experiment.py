@@ -403,10 +403,14 @@ def write_tables(out_dir: str, rows: Sequence[Dict[str, Any]], meta: Dict[str, A
 
 
 def _mean_sd(vals: Iterable[float]) -> str:
-    v = [float(x) for x in vals if x is not None and x == x]
+    """``mean ± sd``; values that are NaN (e.g. token precision of a model that masks nothing) are left out and
+    the number of values used is shown as ``(n=k)``."""
+    allv = [x for x in vals if x is not None]
+    v = [float(x) for x in allv if x == x]
     if not v:
         return "nan"
-    return f"{statistics.mean(v):.3f}" + (f" ± {statistics.stdev(v):.3f}" if len(v) > 1 else "")
+    return (f"{statistics.mean(v):.3f}" + (f" ± {statistics.stdev(v):.3f}" if len(v) > 1 else "")
+            + (f" (n={len(v)})" if len(v) < len(allv) else ""))
 
 
 def _span_of(vals: Sequence[Any], infinite: bool) -> str:
@@ -583,7 +587,8 @@ def plot_grid(rows: Sequence[Dict[str, Any]], out_dir: str) -> List[str]:
             for i, m in enumerate(methods):
                 pts = []
                 for e in sorted({float(r["epsilon"]) for r in rows if r["method"] == m}):
-                    v = [float(r[key]) for r in rows if r["method"] == m and float(r["epsilon"]) == e and key in r]
+                    v = [float(r[key]) for r in rows if r["method"] == m and float(r["epsilon"]) == e and key in r
+                         and float(r[key]) == float(r[key])]
                     if v:
                         pts.append((xs.get(e, 2) + (i - len(methods) / 2) * 0.035, statistics.mean(v),
                                     statistics.stdev(v) if len(v) > 1 else 0.0))
@@ -622,7 +627,7 @@ def plot_alpha(rows: Sequence[Dict[str, Any]], out_dir: str) -> str:
             pts = []
             for a in alphas:
                 v = [float(r[key]) for r in rows if r["method"] == m and float(r["epsilon"]) == e
-                     and float(r.get("alpha", 1.0)) == a]
+                     and float(r.get("alpha", 1.0)) == a and float(r[key]) == float(r[key])]
                 if v:
                     pts.append((a, statistics.mean(v), statistics.stdev(v) if len(v) > 1 else 0.0))
             ax.errorbar([p[0] for p in pts], [p[1] for p in pts], yerr=[p[2] for p in pts], marker="o", capsize=3,

@@ -54,19 +54,10 @@ def train_shadow(pool: Windows, window_doc: np.ndarray, doc_inside: np.ndarray, 
     return window_losses(m, pool)
 
 
-def online_scores(target: np.ndarray, refs: ShadowRefs, idx: Sequence[int]) -> np.ndarray:
-    """Online LiRA with global variances for pool windows ``idx`` (NaN where IN or OUT references are missing)."""
-    L, In = refs.losses[:, idx], refs.inside[:, idx]
-    n_in, n_out = In.sum(0), (~In).sum(0)
+def _means(L: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    n = mask.sum(0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mu_in = np.where(n_in > 0, (L * In).sum(0) / np.maximum(n_in, 1), np.nan)
-        mu_out = np.where(n_out > 0, (L * ~In).sum(0) / np.maximum(n_out, 1), np.nan)
-    sd_in = _pooled_sd(L, In, mu_in)
-    sd_out = _pooled_sd(L, ~In, mu_out)
-    t = np.asarray(target, dtype=float)
-    ll_in = -0.5 * ((t - mu_in) / sd_in) ** 2 - np.log(sd_in)
-    ll_out = -0.5 * ((t - mu_out) / sd_out) ** 2 - np.log(sd_out)
-    return ll_in - ll_out
+        return np.where(n > 0, (L * mask).sum(0) / np.maximum(n, 1), np.nan)
 
 
 def _pooled_sd(L: np.ndarray, mask: np.ndarray, mu: np.ndarray) -> float:
@@ -75,13 +66,26 @@ def _pooled_sd(L: np.ndarray, mask: np.ndarray, mu: np.ndarray) -> float:
     return max(float(np.sqrt(np.mean(res ** 2))) if res.size else 1.0, 1e-6)
 
 
-def offline_scores(target: np.ndarray, refs: ShadowRefs, idx: Sequence[int]) -> np.ndarray:
-    """Offline LiRA with a global OUT variance for pool windows ``idx``."""
-    L, In = refs.losses[:, idx], refs.inside[:, idx]
+def online_scores(target: np.ndarray, refs: ShadowRefs) -> np.ndarray:
+    """Online LiRA with global variances, for every pool window (NaN where IN or OUT references are missing).
+
+    ``target`` holds the target's loss on every pool window; the σ's are estimated over the whole pool, so
+    members and non-members are scored on one scale.
+    """
+    L, In = refs.losses, refs.inside
+    mu_in, mu_out = _means(L, In), _means(L, ~In)
+    sd_in, sd_out = _pooled_sd(L, In, mu_in), _pooled_sd(L, ~In, mu_out)
+    t = np.asarray(target, dtype=float)
+    ll_in = -0.5 * ((t - mu_in) / sd_in) ** 2 - np.log(sd_in)
+    ll_out = -0.5 * ((t - mu_out) / sd_out) ** 2 - np.log(sd_out)
+    return ll_in - ll_out
+
+
+def offline_scores(target: np.ndarray, refs: ShadowRefs) -> np.ndarray:
+    """Offline LiRA with a global OUT variance, for every pool window (NaN without an OUT reference)."""
+    L, In = refs.losses, refs.inside
     outs = [L[~In[:, j], j].tolist() for j in range(L.shape[1])]
-    n_out = (~In).sum(0)
-    mu_out = np.where(n_out > 0, (L * ~In).sum(0) / np.maximum(n_out, 1), np.nan)
-    return lira_offline_scores(target, outs, _pooled_sd(L, ~In, mu_out))
+    return lira_offline_scores(target, outs, _pooled_sd(L, ~In, _means(L, ~In)))
 
 
 def lira_attack(model: TokenTagger, pool: Windows, refs: ShadowRefs, member_idx: Sequence[int],
@@ -91,8 +95,8 @@ def lira_attack(model: TokenTagger, pool: Windows, refs: ShadowRefs, member_idx:
     target = window_losses(model, pool)
     out: Dict[str, Any] = {"lira_n_shadows": refs.n_shadows}
     for name, fn in (("lira", offline_scores), ("lira_online", online_scores)):
-        sm = fn(target[list(member_idx)], refs, member_idx)
-        sn = fn(target[list(nonmember_idx)], refs, nonmember_idx)
+        scores = fn(target, refs)
+        sm, sn = scores[list(member_idx)], scores[list(nonmember_idx)]
         km, kn = np.flatnonzero(~np.isnan(sm)), np.flatnonzero(~np.isnan(sn))
         k = min(len(km), len(kn))
         if k == 0:
