@@ -42,7 +42,7 @@ def main(argv=None) -> int:
     ap.add_argument("--sweep-alphas", type=float, nargs="*", default=None,
                     help="extra alphas for the sweep cells (default 0.1 10; smoke: none)")
     ap.add_argument("--rounds", type=int, default=None)
-    ap.add_argument("--shadows", type=int, default=None, help="LiRA shadow models (default 16, smoke 2; 0 = no LiRA)")
+    ap.add_argument("--shadows", type=int, default=None, help="LiRA shadow models (default 32, smoke 2; 0 = no LiRA)")
     ap.add_argument("--proxy-passages", type=int, default=None, help="public passages labelled by the teacher (default 100)")
     ap.add_argument("--teacher-eval-passages", type=int, default=None,
                     help="dev passages on which the teacher is scored against gold (default 30; 0 = skip)")

@@ -69,7 +69,7 @@ class ExperimentSpec:
     sweep_alphas: Tuple[float, ...] = (0.1, 10.0)
     sweep_cells: Tuple[Tuple[str, float], ...] = SWEEP_CELLS
     kd_mu_ablation: Tuple[float, ...] = (0.5,)  # privateai (all ε) again with these μ (main α)
-    n_shadows: int = 16
+    n_shadows: int = 32
     n_proxy: int = 100
     n_teacher_eval: int = 30
     passage_tokens: int = 100
@@ -582,8 +582,9 @@ def plot_grid(rows: Sequence[Dict[str, Any]], out_dir: str) -> List[str]:
     for fname, panels in (("psr_vs_epsilon.png", (("PSR", "PSR (entity recall, DIRECT+QUASI)"),
                                                    ("token_precision", "TAB token precision"))),
                           ("mia_vs_epsilon.png", mia_panels)):
-        fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2))
-        for ax, (key, label) in zip(np.atleast_1d(axes), panels):
+        rows_n = 2 if len(panels) > 2 else 1
+        fig, axes = plt.subplots(rows_n, 2, figsize=(11, 4.2 * rows_n), squeeze=False)
+        for ax, (key, label) in zip(axes.flatten(), panels):
             for i, m in enumerate(methods):
                 pts = []
                 for e in sorted({float(r["epsilon"]) for r in rows if r["method"] == m}):
@@ -593,14 +594,15 @@ def plot_grid(rows: Sequence[Dict[str, Any]], out_dir: str) -> List[str]:
                         pts.append((xs.get(e, 2) + (i - len(methods) / 2) * 0.035, statistics.mean(v),
                                     statistics.stdev(v) if len(v) > 1 else 0.0))
                 if pts:
-                    ax.errorbar([p[0] for p in pts], [p[1] for p in pts], yerr=[p[2] for p in pts], marker="o",
-                                capsize=3, label=m, linestyle="-" if len(pts) > 1 else "none")
+                    ax.errorbar([p[0] for p in pts], [p[1] for p in pts], yerr=[p[2] for p in pts],
+                                marker="osD^v<>ph*XP"[i % 11], color=plt.get_cmap("tab20")(i % 20), capsize=3, label=m,
+                                linestyle="-" if len(pts) > 1 else "none")
             if key.endswith("auc"):
                 ax.axhline(0.5, color="grey", lw=0.8, ls="--")
             ax.set_xticks([0, 1, 2], ["ε=1", "ε=10", "ε=∞ (no DP)"])
             ax.set_ylabel(label)
             ax.set_ylim(0, 1.02)
-        np.atleast_1d(axes)[0].legend(fontsize=7)
+        axes.flatten()[0].legend(fontsize=7)
         fig.suptitle("Federated detector on TAB dev, mean ± sd over seeds (ε: target over all rounds; "
                      "*_paper rows: the paper's per-round ε)", fontsize=9)
         fig.tight_layout()
