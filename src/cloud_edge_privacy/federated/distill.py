@@ -21,6 +21,7 @@ what the model and the teacher already agree on; it cannot teach a token they di
 from __future__ import annotations
 
 import json
+import logging
 import re
 import statistics
 from dataclasses import dataclass, field
@@ -372,6 +373,8 @@ class ProxyDistiller:
         new, stats = distill_flat(torch.as_tensor(np.asarray(flat), dtype=torch.float32), self.proxy, self.kd, self.cfg,
                                   self.seed * 7919 + round_no - 1)
         self.history.append(dict(stats, round=round_no))
+        logging.getLogger(__name__).info("KD after round %d: kept %d of %d proxy tokens (%d entity), trained=%s",
+                                         round_no, stats["kept"], stats["tokens"], stats["kept_entity"], stats["trained"])
         return new.numpy()
 
 
