@@ -240,7 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="benchmark mode: reproducible from this seed, NOT private against whoever knows it "
                         "(default: deployment mode, OS CSPRNG noise and keyed choices under $CEP_SECRET_KEY)")
     a.add_argument("--detector", default="default",
-                   help="default | regex+spacy | tab_ner | spacy | presidio (the last two are baselines)")
+                   help="a detector preset: " + " | ".join(_detector_names()) + " (spacy and presidio are baselines)")
     a.add_argument("--masks-out", required=True, help="masks.json: {doc_id: [[start, end, replacement], ...]}")
     a.add_argument("--texts-out", default=None, help="JSONL of desensitized texts")
     a.add_argument("--no-progress", action="store_true")
@@ -285,6 +285,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=int, default=None)
     s.set_defaults(func=_cmd_serve)
     return p
+
+
+def _detector_names() -> tuple:
+    from .detection.presets import DETECTORS
+
+    return DETECTORS
 
 
 def main(argv: Optional[List[str]] = None) -> int:
