@@ -239,7 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--seed", type=int, default=None,
                    help="benchmark mode: reproducible from this seed, NOT private against whoever knows it "
                         "(default: deployment mode, OS CSPRNG noise and keyed choices under $CEP_SECRET_KEY)")
-    a.add_argument("--detector", default="default",
+    a.add_argument("--detector", default="default", choices=_detector_names(), metavar="DETECTOR",
                    help="a detector preset: " + " | ".join(_detector_names()) + " (spacy and presidio are baselines)")
     a.add_argument("--masks-out", required=True, help="masks.json: {doc_id: [[start, end, replacement], ...]}")
     a.add_argument("--texts-out", default=None, help="JSONL of desensitized texts")
