@@ -18,7 +18,7 @@ from cloud_edge_privacy.errors import ConfigError
 from cloud_edge_privacy.federated.flower import require_flwr
 from cloud_edge_privacy.federated.flower.core import (NodeInfo, client_round, load_shard, run_server,
                                                       settings_from_config)
-from cloud_edge_privacy.federated.model import get_flat, load_model
+from cloud_edge_privacy.federated.model import get_flat, load_model, new_model
 from cloud_edge_privacy.federated.simulation import FedConfig, run_method
 from cloud_edge_privacy.tab_data import load_tab
 
@@ -49,8 +49,9 @@ def _tab_files(tmp_path: Path) -> Tuple[Path, Path]:
 
 
 def _smoke_conf(train: Path, dev: Path, **extra: Any) -> Dict[str, Any]:
+    # benchmark randomness: reproducible from the seed, so it can be compared with the simulation bit for bit
     return {"smoke": True, "max-train-docs": 6, "max-dev-docs": 3, "train-path": str(train), "dev-path": str(dev),
-            "threads": 1, **extra}
+            "threads": 1, "randomness": "benchmark", **extra}
 
 
 def _simulated(method: str, epsilon: float, train: Path, rounds: int, n_clients: int) -> Dict[str, Any]:
@@ -162,3 +163,19 @@ def test_superlink_and_supernodes_train_the_same_model_as_the_simulation(tmp_pat
     # the final model was evaluated on TAB dev by the ServerApp
     assert result["dev"]["n_docs"] == 3 and result["dev"]["n_entities"] > 0
     assert 0.0 <= result["dev"]["PSR"] <= 1.0 and 0.0 <= result["dev"]["token_precision"] <= 1.0
+
+
+def test_deployment_randomness_draws_noise_no_one_can_recompute(tmp_path):
+    """Benchmark mode: the same seed gives the same noisy update. Deployment mode: it does not."""
+    train, dev = _tab_files(tmp_path)
+    updates = {}
+    for mode in ("benchmark", "deployment"):
+        s = settings_from_config(_smoke_conf(train, dev, method="fedadam_ldp_accounted", epsilon=10.0,
+                                             randomness=mode))
+        shard = load_shard(s, {"partition-id": 0, "num-partitions": 2})
+        flat = torch.zeros_like(get_flat(new_model(s.cfg.model, 0)))
+        updates[mode] = [client_round(s, shard, flat, 0, 1e-3)[0] for _ in range(2)]
+    assert torch.equal(*updates["benchmark"])
+    assert not torch.equal(*updates["deployment"])
+    with pytest.raises(ConfigError, match="randomness"):
+        settings_from_config({"randomness": "seeded"})

@@ -1,6 +1,7 @@
 """Client-side local training: plain, the paper's local DP on the update, and Opacus DP-SGD."""
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 from typing import Dict, Optional
 
@@ -28,11 +29,17 @@ class DPSGD:
 
 def local_update(global_flat: torch.Tensor, data: Windows, cfg: ModelConfig, *, epochs: int, lr: float,
                  batch_size: int, seed: int, local_dp: Optional[LocalDP] = None,
-                 dpsgd: Optional[DPSGD] = None) -> Dict[str, object]:
+                 dpsgd: Optional[DPSGD] = None, secret_randomness: bool = False) -> Dict[str, object]:
     """Train from the global weights on ``data``; return ``{"update", "num_samples", "loss", "norm"}``.
 
     ``update`` is what leaves the client: the weight difference, clipped and noised under ``local_dp``.
+    ``secret_randomness`` (deployment): the DP noise and DP-SGD's Poisson sampling come from a seed drawn from
+    the OS CSPRNG, not from ``seed``, so a server that knows the run config cannot recompute and subtract the
+    noise.  Without it (benchmark mode) everything follows ``seed`` and is reproducible, and not private
+    against whoever knows the seed.
     """
+    if secret_randomness:
+        seed = secrets.randbits(62)
     gen = torch.Generator().manual_seed(seed)
     model = new_model(cfg, 0)
     set_flat(model, global_flat)

@@ -35,6 +35,7 @@ def build_run_config(a: argparse.Namespace) -> Dict[str, Any]:
     tab = _default_tab_dir()
     conf: Dict[str, Any] = {
         "method": a.method, "epsilon": a.epsilon, "seed": a.seed, "smoke": a.smoke, "threads": a.threads,
+        "randomness": a.randomness,
         "train-path": str(Path(a.train or tab / "echr_train.json").resolve()),
         "dev-path": str(Path(a.dev or tab / "echr_dev.json").resolve()),
         "max-train-docs": a.max_train_docs if a.max_train_docs is not None else (6 if a.smoke else 0),
@@ -79,6 +80,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                     help="fedavg | fedadam | dp_fedavg | fedadam_ldp_paper | fedadam_ldp_accounted")
     ap.add_argument("--epsilon", type=float, default=math.inf, help="target epsilon of the DP methods")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--randomness", choices=("deployment", "benchmark"), default="deployment",
+                    help="deployment: DP noise from the OS CSPRNG; benchmark: from --seed, reproducible and equal "
+                         "to the simulation, NOT private against whoever knows the seed")
     ap.add_argument("--participation", type=float, default=None)
     ap.add_argument("--smoke", action="store_true", help="tiny model, 6 train / 3 dev documents")
     ap.add_argument("--train", default=None, help="TAB train JSON (default: $CEP_TAB_DIR or ../shared/data/tab)")

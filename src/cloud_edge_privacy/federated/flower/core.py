@@ -34,7 +34,7 @@ LDP_METHODS = ("fedadam_ldp_paper", "fedadam_ldp_accounted")
 RUN_CONFIG_KEYS = ("method", "epsilon", "seed", "smoke", "rounds", "local-epochs", "participation", "alpha", "lr",
                    "batch-size", "server-lr-fedavg", "server-lr-fedadam", "theta", "dpsgd-clip", "threshold",
                    "num-clients", "train-path", "dev-path", "max-train-docs", "max-dev-docs", "result-path",
-                   "model-path", "threads", "node-wait-seconds", "round-timeout-seconds")
+                   "model-path", "threads", "node-wait-seconds", "round-timeout-seconds", "randomness")
 _SERVER_OF = {"fedavg": "fedavg", "dp_fedavg": "fedavg", "fedadam": "fedadam",
               "fedadam_ldp_paper": "fedadam", "fedadam_ldp_accounted": "fedadam"}
 
@@ -57,6 +57,9 @@ class Settings:
     threads: int = 1
     node_wait_seconds: float = 120.0
     round_timeout_seconds: float = 600.0
+    # deployment: each node's DP noise and sampling from the OS CSPRNG; benchmark: from ``seed`` (reproducible,
+    # equal to the simulation, NOT private against whoever knows the seed)
+    randomness: str = "deployment"
 
     @property
     def server_kind(self) -> str:
@@ -114,6 +117,9 @@ def settings_from_config(run_config: Mapping[str, Any]) -> Settings:
         raise ConfigError(f"method '{method}' has no privacy budget; set epsilon = 'inf'")
     if cfg.rounds < 1 or not 0 < cfg.participation <= 1:
         raise ConfigError("run config needs rounds >= 1 and 0 < participation <= 1")
+    randomness = str(_get(run_config, "randomness", "deployment"))
+    if randomness not in ("deployment", "benchmark"):
+        raise ConfigError(f"run config 'randomness' = {randomness!r}: expected 'deployment' or 'benchmark'")
     max_train = int(_get(run_config, "max-train-docs", 0))
     max_dev = int(_get(run_config, "max-dev-docs", 0))
     return Settings(
@@ -122,7 +128,7 @@ def settings_from_config(run_config: Mapping[str, Any]) -> Settings:
         train_path=str(_get(run_config, "train-path", "")), dev_path=str(_get(run_config, "dev-path", "")),
         max_train_docs=max_train or None, max_dev_docs=max_dev or None,
         result_path=str(_get(run_config, "result-path", "")), model_path=str(_get(run_config, "model-path", "")),
-        threads=int(_get(run_config, "threads", 1)),
+        threads=int(_get(run_config, "threads", 1)), randomness=randomness,
         node_wait_seconds=float(_get(run_config, "node-wait-seconds", 120.0)),
         round_timeout_seconds=float(_get(run_config, "round-timeout-seconds", 600.0)),
     )
@@ -207,7 +213,7 @@ def client_round(settings: Settings, shard: ClientShard, global_flat: torch.Tens
     cfg = settings.cfg
     res = local_update(global_flat, shard.windows, cfg.model, epochs=cfg.local_epochs, lr=cfg.lr,
                        batch_size=cfg.batch_size, seed=client_seed(settings.seed, round_idx, shard.partition_id),
-                       local_dp=local_dp, dpsgd=dpsgd)
+                       local_dp=local_dp, dpsgd=dpsgd, secret_randomness=settings.randomness == "deployment")
     metrics = {"partition-id": float(shard.partition_id), "num-samples": float(res["num_samples"]),
                "loss": float(res["loss"]), "norm": float(res["norm"])}
     for key in ("epsilon_total_rdp", "sigma", "noise_multiplier"):
@@ -285,7 +291,8 @@ def run_server(settings: Settings, nodes: Sequence[NodeInfo], train_round: Train
     model = new_model(cfg.model, settings.seed)
     set_flat(model, global_flat)
     result: Dict[str, Any] = {
-        "method": settings.method, "epsilon": _eps(settings.epsilon), "seed": settings.seed, "rounds": cfg.rounds,
+        "method": settings.method, "epsilon": _eps(settings.epsilon), "seed": settings.seed,
+        "randomness": settings.randomness, "rounds": cfg.rounds,
         "clients": {str(n.partition_id): {"node_id": n.node_id, "num_windows": n.num_windows} for n in nodes},
         "history": history, "privacy": privacy, "config": {"fed": asdict(cfg), "threads": settings.threads},
         "initial_norm": round(float(init_flat.norm()), 6), "final_norm": round(float(global_flat.norm()), 6),
