@@ -235,10 +235,13 @@ _FUNCTION_WORDS_NOT_NAMES = frozenset(("will", "may", "june", "april", "august",
                                        "le", "di", "da", "del", "max", "ray", "jack", "frank", "guy", "chase", "skip"))
 
 
+_ONE_OR_TWO_WORDS = re.compile(r"([^\W\d_]+)(?: ([^\W\d_]+))?")
+
+
 def _list_name_run(text: str, at: int, known: FrozenSet[str], first: FrozenSet[str]) -> int:
     """End of one or two lower-case list names starting at ``at`` (the first a first name that is not an
     everyday word), or 0."""
-    m = re.compile(r"([^\W\d_]+)(?: ([^\W\d_]+))?").match(text, at)
+    m = _ONE_OR_TWO_WORDS.match(text, at)
     if not m or not m.group(1).islower():
         return 0
     head = m.group(1)
@@ -259,12 +262,14 @@ _FOREIGN_RUN = re.compile(r"(?<![\w\u200d])[\u0900-\u0dff\u0600-\u06ff\u0e00-\u0
 def _foreign_script_names(text: str) -> List[Span]:
     """In text written mostly in Latin script, a short run of Devanagari, Arabic, Thai, Han or Hangul words
     standing alone ("with 彭林 (HR)", "- 지민 to send") is almost always a name; masked as one."""
+    runs = [m for m in _FOREIGN_RUN.finditer(text) if len(m.group().replace(" ", "")) <= 12]
+    if not runs:  # the common case: no need to count the letters
+        return []
     letters = [c for c in text if c.isalpha()]
     latin = sum(1 for c in letters if c.isascii() or "\u00c0" <= c <= "\u024f")
     if not letters or latin / len(letters) < 0.7:
         return []
-    return [Span(m.start(), m.end(), "PERSON", 0.55, "names:foreign_script") for m in _FOREIGN_RUN.finditer(text)
-            if len(m.group().replace(" ", "")) <= 12]
+    return [Span(m.start(), m.end(), "PERSON", 0.55, "names:foreign_script") for m in runs]
 
 
 @lru_cache(maxsize=16384)

@@ -53,12 +53,10 @@ def gazetteer() -> Tuple[FrozenSet[str], FrozenSet[str]]:
 @lru_cache(maxsize=8192)
 def _common_word(word: str) -> bool:
     """Whether a one-word name is an ordinary word: an English word of Zipf frequency >= 3.5 or a stop word."""
-    from wordfreq import zipf_frequency
-
-    from .names import stop_words
+    from .names import english_zipf, stop_words
 
     low = word.lower()
-    return low in stop_words() or zipf_frequency(low, "en") >= 3.5
+    return low in stop_words() or english_zipf(low) >= 3.5
 
 
 class PlaceRecognizer:

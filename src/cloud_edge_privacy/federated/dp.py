@@ -16,7 +16,7 @@ sampling gives no amplification against it.
 from __future__ import annotations
 
 import math
-from typing import Tuple
+from typing import Callable, Tuple
 
 import torch
 
@@ -39,18 +39,24 @@ def gaussian_delta(sigma: float, sensitivity: float, epsilon: float) -> float:
     return _phi(a - b) - math.exp(epsilon) * _phi(-a - b)
 
 
-def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
-    """Smallest σ with :func:`gaussian_delta` <= δ (bisection; δ(σ) decreases in σ)."""
-    lo, hi = 1e-6 * sensitivity, sensitivity
-    while gaussian_delta(hi, sensitivity, epsilon) > delta:
+def _smallest_enough(too_small: Callable[[float], bool], lo: float, hi: float, steps: int) -> float:
+    """The smallest x (to bisection precision) with ``too_small(x)`` false, for a predicate that is true below
+    some threshold and false above it: double ``hi`` until it is enough, then bisect ``steps`` times."""
+    while too_small(hi):
         hi *= 2.0
-    for _ in range(200):
+    for _ in range(steps):
         mid = 0.5 * (lo + hi)
-        if gaussian_delta(mid, sensitivity, epsilon) > delta:
+        if too_small(mid):
             lo = mid
         else:
             hi = mid
     return hi
+
+
+def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
+    """Smallest σ with :func:`gaussian_delta` <= δ (bisection; δ(σ) decreases in σ)."""
+    return _smallest_enough(lambda s: gaussian_delta(s, sensitivity, epsilon) > delta,
+                            1e-6 * sensitivity, sensitivity, 200)
 
 
 def gaussian_rounds_epsilon(noise_multiplier: float, rounds: int, delta: float) -> float:
@@ -65,16 +71,7 @@ def gaussian_rounds_epsilon(noise_multiplier: float, rounds: int, delta: float) 
 
 def calibrate_rounds_sigma(epsilon: float, delta: float, rounds: int, sensitivity: float) -> float:
     """σ such that ``rounds`` releases compose to (ε, δ) under the RDP accountant (bisection on σ/Δ)."""
-    lo, hi = 1e-2, 1.0
-    while gaussian_rounds_epsilon(hi, rounds, delta) > epsilon:
-        hi *= 2.0
-    for _ in range(40):
-        mid = 0.5 * (lo + hi)
-        if gaussian_rounds_epsilon(mid, rounds, delta) > epsilon:
-            lo = mid
-        else:
-            hi = mid
-    return hi * sensitivity
+    return _smallest_enough(lambda z: gaussian_rounds_epsilon(z, rounds, delta) > epsilon, 1e-2, 1.0, 40) * sensitivity
 
 
 def dpsgd_epsilon(noise_multiplier: float, sample_rate: float, steps: int, delta: float) -> float:
