@@ -2,7 +2,7 @@
 TAB quality, per preset, with plain spaCy ``en_core_web_sm`` (full pipeline) measured in the same run so that
 machine load cancels out in the ratio.  A benchmark that prints figures, not a test.
 
-    .venv/bin/python scripts/bench_detection.py --gold ../shared/data/tab/echr_dev.json [--repeat 3]
+    .venv/bin/python scripts/bench_detection.py --gold data/tab/echr_dev.json [--repeat 3]
         [--detectors default,legal,structured,spacy] [--methods]
 
 Throughput is measured on the whole file in one ``analyze_many`` call (batched, as the runner and ``anonymize``
@@ -32,7 +32,7 @@ def _gold(doc) -> Dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--gold", default="../shared/data/tab/echr_dev.json")
+    ap.add_argument("--gold", default="data/tab/echr_dev.json")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--detectors", default="default,legal,structured")
     ap.add_argument("--methods", action="store_true", help="also time the privacy operators on default spans")

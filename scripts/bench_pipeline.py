@@ -1,7 +1,7 @@
 """End-to-end pipeline figures: samples/min with and without privacy, latency per route, peak memory.
 A benchmark that prints figures (not a test).  Uses the real models and the local llama.cpp server.
 
-    .venv/bin/python scripts/bench_pipeline.py [--data ../shared/data/tab/echr_dev.json] [--n 6] [--method placeholder]
+    .venv/bin/python scripts/bench_pipeline.py [--data data/tab/echr_dev.json] [--n 6] [--method placeholder]
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Score every privacy method (and the spaCy / Presidio baselines) on a TAB file, the same way as
 ``cloud-edge-privacy anonymize`` + ``score-tab``; prints a markdown table.
 
-    .venv/bin/python scripts/eval_tab_methods.py --gold ../shared/data/tab/echr_dev.json [--out results.json]
+    .venv/bin/python scripts/eval_tab_methods.py --gold data/tab/echr_dev.json [--out results.json]
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ ROWS = [("spacy", "suppression", None), ("presidio", "suppression", None)] + [
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--gold", default="../shared/data/tab/echr_dev.json")
+    ap.add_argument("--gold", default="data/tab/echr_dev.json")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None)
     args = ap.parse_args()

@@ -1,6 +1,6 @@
 """TRIR on TAB dev: the background-knowledge attacker against the original texts and every method's output.
 
-Usage (from the repository root):  .venv/bin/python scripts/eval_trir.py [--data ../shared/data/tab/echr_dev.json]
+Usage (from the repository root):  .venv/bin/python scripts/eval_trir.py [--data data/tab/echr_dev.json]
 
 Each method runs through the library's anonymize path (detection, operator, egress guard) in benchmark
 mode (seed 42; its randomness is NOT private against whoever knows the seed).  What is attacked is the
@@ -69,7 +69,7 @@ def method_texts(docs: List[Any], method: str, epsilon: Optional[float], detecto
 
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "tab" / "echr_dev.json"))
+    ap.add_argument("--data", default=str(REPO / "data" / "tab" / "echr_dev.json"))
     ap.add_argument("--epsilons", default="1,8", help="ε values for the budgeted methods")
     args = ap.parse_args(argv)
     docs = load_tab(args.data)

@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-DATA = os.environ.get("CEP_TAB_DIR", str(ROOT.parent / "shared" / "data" / "tab"))
+DATA = os.environ.get("CEP_TAB_DIR", str(ROOT / "data" / "tab"))
 RESULTS = ROOT / "examples" / "TAB" / "federated_privacy_detector_bench" / "results"
 
 

@@ -48,7 +48,7 @@ echo "[setup] assembling and verifying the default model"
 .venv/bin/cloud-edge-privacy models qwen2.5-coder-0.5b-instruct
 # The high_recall detector's second TAB NER starts from en_core_web_sm's weights, so it is trained
 # here (seed 13, deterministic, about 3 minutes on 2 cores) and cached, not committed.
-TAB_DIR=${TAB_DATA_DIR:-../shared/data/tab}
+TAB_DIR=${TAB_DATA_DIR:-data/tab}
 if [ ! -f "$CACHE/tab_ner_sm/meta.json" ]; then
   if [ -f "$TAB_DIR/echr_train.json" ] && [ -f "$TAB_DIR/echr_dev.json" ]; then
     echo "[setup] training the high_recall TAB NER from en_core_web_sm (about 3 minutes)"

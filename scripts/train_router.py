@@ -3,7 +3,7 @@
 Features come from the edge privacy profile only (default detector).  Deterministic (seed).  Writes
 src/cloud_edge_privacy/routing_models/prism_gate.json (a few KB, committed).
 
-    .venv/bin/python scripts/train_router.py --data ../shared/data/prism/routing_train.jsonl
+    .venv/bin/python scripts/train_router.py --data data/prism/routing_train.jsonl
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from cloud_edge_privacy.prism_gate import ROUTES, WEIGHTS_FILE, SoftGate, cross_
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--data", default="../shared/data/prism/routing_train.jsonl")
+    ap.add_argument("--data", default="data/prism/routing_train.jsonl")
     ap.add_argument("--lam", type=float, default=0.1, help="entropy weight λ of eq. 5 (paper's sign: +λH)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(WEIGHTS_FILE))

@@ -8,7 +8,7 @@ src/cloud_edge_privacy/detection/tab_ner_model/ (3.9 MB, our own weights, commit
 starts from en_core_web_sm's tok2vec and is saved in the cache directory (not committed: it contains
 re-trained third-party weights), for ``--detector high_recall``.
 
-    .venv/bin/python scripts/train_tab_ner.py --data-dir ../shared/data/tab [--epochs 25] [--init sm]
+    .venv/bin/python scripts/train_tab_ner.py --data-dir data/tab [--epochs 25] [--init sm]
 """
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def tab_scores(nlp, docs):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--data-dir", default="../shared/data/tab")
+    ap.add_argument("--data-dir", default="data/tab")
     ap.add_argument("--epochs", type=int, default=25)
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--out", default=None,

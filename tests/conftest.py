@@ -5,7 +5,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "TAB" / "cloud_edge_collaborative_inference_bench"
-SHARED_TAB = REPO.parent / "shared" / "data" / "tab"
+TAB_DIR = REPO / "data" / "tab"  # the TAB subset shipped in the repository (data/README.md)
+SHARED_TAB = TAB_DIR  # the name older tests use
 
 
 @pytest.fixture

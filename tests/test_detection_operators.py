@@ -101,7 +101,7 @@ def test_high_recall_detector_on_sample_or_a_clear_error(sample_docs):
     det = build_detector("high_recall")
     assert [type(r).__name__ for r in det.recognizers] == ["RegexRecognizer", "SpacyRecognizer", "TabNerRecognizer",
                                                            "TabNerRecognizer"]
-    tab_data = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "tab" / "echr_train.json"
+    tab_data = Path(__file__).resolve().parents[1] / "data" / "tab" / "echr_train.json"
     if not (transfer_model_dir() / "meta.json").is_file():
         assert not tab_data.is_file(), "TAB data is present but setup did not train the high_recall model"
         with pytest.raises(ModelFileError, match="--init sm"):

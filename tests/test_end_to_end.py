@@ -1,6 +1,5 @@
 """Our runner end to end with the real default models: llama.cpp edge model, llama.cpp OpenAI-compatible
-server on 127.0.0.1 as the cloud, spaCy detection, real TAB dev documents (the shipped sample when
-../shared is absent).  Slow (minutes): the models are installed by scripts/setup.sh in CI too."""
+server on 127.0.0.1 as the cloud, spaCy detection, real TAB dev documents (data/tab in the repository).  Slow (minutes): the models are installed by scripts/setup.sh in CI too."""
 import csv
 import json
 from pathlib import Path
@@ -45,7 +44,7 @@ def _job_copy(tmp_path, mode, threshold_words, confidence):
 def test_default_job_on_three_tab_dev_documents(in_repo, isolated_cloud, tmp_path):
     from cloud_edge_privacy.runner import run_job
 
-    tab = SHARED_TAB / "echr_dev.json" if SHARED_TAB.is_dir() else None
+    tab = SHARED_TAB / "echr_dev.json"
     cfg = _job_copy(tmp_path, "mining-then-inference", 80, 0.8)
     summary = run_job(cfg, tab, limit=3, progress=False)
     assert summary.failures == []

@@ -21,7 +21,6 @@ def test_sample_loads_with_offsets_matching_text(sample_docs):
                 assert doc.text[m.start_offset:m.end_offset] == m.span_text
 
 
-@pytest.mark.skipif(not SHARED_TAB.is_dir(), reason="real TAB data not present")
 def test_real_tab_dev_loads_unchanged():
     docs = load_tab(SHARED_TAB / "echr_dev.json")
     assert len(docs) == 21
@@ -104,7 +103,7 @@ def test_data_resolution_order(tmp_path, monkeypatch):
     with pytest.raises(DataValidationError, match="TAB_DATA_DIR=/does/not/exist"):
         resolve_tab_file(None)
     monkeypatch.delenv("TAB_DATA_DIR")
-    monkeypatch.chdir(tmp_path)                                          # no ../shared here
+    monkeypatch.chdir(tmp_path)                                          # nothing is picked up from the CWD
     assert resolve_tab_file(None) is None
 
 
@@ -122,3 +121,33 @@ def test_cli_reports_bad_input_without_traceback(write_json, tmp_path, capsys):
     assert main(["prepare-tab", "--input", str(bad), "--out", str(tmp_path)]) == 2
     assert f"error: {bad}: not valid JSON" in capsys.readouterr().err
     assert not list(tmp_path.glob("*.jsonl"))
+
+
+def test_shipped_data_matches_its_checksums():
+    """data/ travels with the repository; SHA256SUMS pins every file (data/README.md names sources/licences)."""
+    import hashlib
+
+    from conftest import REPO
+
+    lines = (REPO / "data" / "SHA256SUMS").read_text().split("\n")
+    entries = [ln.split("  ", 1) for ln in lines if ln.strip()]
+    assert len(entries) == 7
+    for digest, rel in entries:
+        assert hashlib.sha256((REPO / "data" / rel).read_bytes()).hexdigest() == digest, rel
+
+
+def test_default_data_paths_come_from_the_repository(monkeypatch, tmp_path):
+    from conftest import REPO
+
+    from cloud_edge_privacy import datasets
+    from cloud_edge_privacy.errors import DataValidationError
+    from cloud_edge_privacy.metrics import trir
+
+    for var in ("CEP_DATA_DIR", "TAB_DATA_DIR", "TAB_BACKGROUND_KNOWLEDGE"):
+        monkeypatch.delenv(var, raising=False)
+    assert datasets.tab_dir() == REPO / "data" / "tab"
+    assert trir.background_path() == REPO / "data" / "tab" / "background_knowledge.json"
+    monkeypatch.setenv("CEP_DATA_DIR", str(tmp_path))                     # elsewhere: nothing there yet
+    assert datasets.tab_dir() is None and trir.background_path() is None
+    with pytest.raises(DataValidationError, match="CEP_DATA_DIR"):
+        datasets.require_data("tab/echr_dev.json")

@@ -42,14 +42,17 @@ BACKGROUND_NAME = "background_knowledge.json"
 
 def background_path() -> Optional[Path]:
     """``$TAB_BACKGROUND_KNOWLEDGE``, else ``$TAB_DATA_DIR/background_knowledge.json``, else
-    ``../shared/data/tab/background_knowledge.json`` next to the repository; None when none exists."""
+    the repository's ``data/tab/background_knowledge.json`` (see :mod:`..datasets`); None when none exists."""
     candidates = []
     if os.environ.get(BACKGROUND_ENV):
         candidates.append(Path(os.environ[BACKGROUND_ENV]))
     if os.environ.get("TAB_DATA_DIR"):
         candidates.append(Path(os.environ["TAB_DATA_DIR"]) / BACKGROUND_NAME)
-    repo = Path(__file__).resolve().parents[3]
-    candidates.append(repo.parent / "shared" / "data" / "tab" / BACKGROUND_NAME)
+    from ..datasets import data_path
+
+    shipped = data_path(f"tab/{BACKGROUND_NAME}")
+    if shipped is not None:
+        candidates.append(shipped)
     return next((p for p in candidates if p.is_file()), None)
 
 
@@ -121,7 +124,7 @@ def load_or_train_attacker(path: Optional[Path] = None, cache: Optional[Path] = 
     path = path or background_path()
     if path is None:
         raise FileNotFoundError(f"no TRIR background knowledge: set ${BACKGROUND_ENV} or place {BACKGROUND_NAME} "
-                                "in ../shared/data/tab")
+                                "in the repository's data/tab (or $TAB_DATA_DIR)")
     key = attacker_key(path)
     folder = cache or (cache_dir() / "trir")
     folder.mkdir(parents=True, exist_ok=True)

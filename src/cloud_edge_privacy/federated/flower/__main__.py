@@ -27,7 +27,7 @@ _REPO = Path(__file__).resolve().parents[4]
 
 def _default_tab_dir() -> Path:
     env = os.environ.get("CEP_TAB_DIR") or os.environ.get("TAB_DATA_DIR")
-    return Path(env) if env else _REPO.parent / "shared" / "data" / "tab"
+    return Path(env) if env else _REPO / "data" / "tab"
 
 
 def build_run_config(a: argparse.Namespace) -> Dict[str, Any]:
@@ -85,7 +85,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                          "to the simulation, NOT private against whoever knows the seed")
     ap.add_argument("--participation", type=float, default=None)
     ap.add_argument("--smoke", action="store_true", help="tiny model, 6 train / 3 dev documents")
-    ap.add_argument("--train", default=None, help="TAB train JSON (default: $CEP_TAB_DIR or ../shared/data/tab)")
+    ap.add_argument("--train", default=None, help="TAB train JSON (default: $CEP_TAB_DIR or data/tab)")
     ap.add_argument("--dev", default=None, help="TAB dev JSON for the server-side evaluation")
     ap.add_argument("--max-train-docs", type=int, default=None)
     ap.add_argument("--max-dev-docs", type=int, default=None)
