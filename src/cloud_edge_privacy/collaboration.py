@@ -29,6 +29,12 @@ DEMONSTRATIONS: List[Dict[str, str]] = [
 
 REFINE_SYSTEM = ("You are a local assistant. Write the final answer to the user's task using the sketch as a "
                  "plan and the original text for the real details. Be concise.")
+# PRISM's Uniform/Selective LDP baselines: the cloud answered a noised copy of the request (no sketch format);
+# the edge repairs that draft with the original text.
+DRAFT_SYSTEM = ("You are a local assistant. The draft answer below was written by a remote model from a noisy "
+                "copy of the user's text, so its names, places and numbers may be wrong. Write the final answer "
+                "to the user's task, using the original text for the real details. Be concise.")
+REFINE_KINDS = ("sketch", "draft")
 
 
 def sketch_messages(instruction: str, protected_text: str) -> List[Dict[str, str]]:
@@ -39,7 +45,12 @@ def sketch_messages(instruction: str, protected_text: str) -> List[Dict[str, str
     return msgs
 
 
-def refine_messages(instruction: str, original_text: str, sketch: str) -> List[Dict[str, str]]:
-    return [{"role": "system", "content": REFINE_SYSTEM},
+def refine_messages(instruction: str, original_text: str, sketch: str, kind: str = "sketch") -> List[Dict[str, str]]:
+    """The edge's refinement prompt: ``kind`` "sketch" (PRISM's collaborative mode) or "draft" (the LDP
+    baselines: the cloud's direct answer to the noised prompt)."""
+    if kind not in REFINE_KINDS:
+        raise ValueError(f"refinement kind {kind!r} is not one of {REFINE_KINDS}")
+    system, label = (REFINE_SYSTEM, "Sketch from the cloud") if kind == "sketch" else (DRAFT_SYSTEM, "Draft answer")
+    return [{"role": "system", "content": system},
             {"role": "user", "content": f"Task: {instruction}\n\nOriginal text:\n{original_text}\n\n"
-                                        f"Sketch from the cloud:\n{sketch}"}]
+                                        f"{label}:\n{sketch}"}]

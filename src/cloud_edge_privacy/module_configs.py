@@ -77,6 +77,9 @@ class CloudModelConfig(_Strict):
     local_model: str = "qwen2.5-coder-0.5b-instruct"
     cache: bool = True
     refine_model: str = "qwen2.5-coder-0.5b-instruct"
+    # The edge refines the cloud's answer on the plain cloud route too (PRISM's Uniform/Selective LDP
+    # baselines: noised prompt to the cloud, answer repaired on the edge with the original prompt).
+    edge_refinement: bool = False
 
     @field_validator("epsilon")
     @classmethod

@@ -97,7 +97,7 @@ class EdgePipeline:
             from .models.llama_edge import LlamaEdgeModel
 
             self._refiner = LlamaEdgeModel(model=self.config.refine_model, max_tokens=self.config.max_tokens,
-                                           seed=self.config.seed)
+                                           seed=self.config.seed, cache=self.config.cache)
         return self._refiner
 
     def protect(self, x: Dict[str, str]) -> ProtectedFields:
@@ -133,11 +133,16 @@ class EdgePipeline:
             node[path[-1]] = new
         return prot, out
 
-    def guard(self, prot: ProtectedFields, messages: List[Dict[str, Any]], extra_texts: Sequence[str] = ()) -> float:
-        """Raise :class:`EgressBlocked` if anything identifying is in ``messages`` or in ``extra_texts`` (other
-        parts of the request body, e.g. tool definitions); returns the time taken."""
+    def guard(self, prot: ProtectedFields, messages: List[Dict[str, Any]]) -> float:
+        """Raise :class:`EgressBlocked` if anything identifying is in the outgoing ``messages``; returns the
+        time taken."""
+        return self.guard_texts(prot, outgoing_texts(messages))
+
+    def guard_texts(self, prot: ProtectedFields, texts: Sequence[str]) -> float:
+        """Raise :class:`EgressBlocked` if anything identifying is in ``texts`` (every free text of the
+        outgoing request); returns the time taken."""
         t0 = time.perf_counter()
-        findings = check_egress(prot, self.structured, outgoing_texts(messages) + list(extra_texts),
+        findings = check_egress(prot, self.structured, list(texts),
                                 randomized_release=getattr(self.gateway.operator, "randomized_release", False),
                                 key=self.randomness.key)
         if findings:
@@ -187,15 +192,18 @@ class EdgePipeline:
         t0 = time.perf_counter()
         answer = prot.restore(out["answer"])  # on the edge: surrogates back to the real values
         result["timings_ms"]["restoration"] = (time.perf_counter() - t0) * 1e3
-        if route == "collaborative":
+        refine_kind = "sketch" if route == "collaborative" else "draft" if self.config.edge_refinement else None
+        if refine_kind:
             try:
-                refined = self.refiner().refine(x["instruction"], x["text"], answer)
+                args = (x["instruction"], x["text"], answer)
+                refined = (self.refiner().refine(*args) if refine_kind == "sketch"
+                           else self.refiner().refine(*args, kind="draft"))
             except Exception as exc:  # noqa: BLE001
                 result.update(status=EDGE_FAILURE, reason=safe_reason(exc), cloud_answer=out["answer"])
                 return result
             result["timings_ms"]["refinement"] = refined["generation_ms"]
             result["tokens"].update(edge_prompt=refined["prompt_tokens"], edge_completion=refined["completion_tokens"])
-            result["sketch"] = answer
+            result["sketch" if refine_kind == "sketch" else "cloud_draft"] = answer
             answer = refined["answer"]
         ep = client.endpoint
         result.update(answer=answer, cloud_answer=out["answer"], cloud_cache_hit=out["cache_hit"],

@@ -5,7 +5,7 @@ names and codes identify a person on their own, dates and places only in combina
 """
 from __future__ import annotations
 
-from typing import Dict, Mapping, Sequence
+from typing import Dict, List, Mapping, Sequence
 
 from .spans import Span
 
@@ -42,23 +42,29 @@ def prism_risk(spans: Sequence[Span], weights: Mapping[str, float] = RISK_WEIGHT
     return round(sum(weights.get(s.category, 0.2) for s in spans), 4)
 
 
-def personal_context(text: str) -> bool:
-    """PRISM eq. 2: does the text speak about its author (first-person words)?"""
+def personal_context(text: str, spans: Sequence[Span] = ()) -> bool:
+    """PRISM eq. 2: Δ = 1 when the prompt holds a private cue: a first-person pronoun or a detected PERSON."""
     import re
 
-    return any(t in FIRST_PERSON for t in re.findall(r"[a-z']+", text.lower()))
+    return (any(s.category == "PERSON" for s in spans)
+            or any(t in FIRST_PERSON for t in re.findall(r"[a-z']+", text.lower())))
+
+
+def prism_mask(text: str, spans: Sequence[Span]) -> List[bool]:
+    """PRISM eq. 3 as written: every entity is flagged for protection (d_i = 1) iff Δ > 0."""
+    flag = personal_context(text, spans)
+    return [flag] * len(spans)
 
 
 def privacy_profile(text: str, spans: Sequence[Span], table: Mapping[str, int] = DEFAULT_LEVELS) -> Dict[str, object]:
     """Per-span sensitivity levels plus PRISM's document risk R(P) and context flag (eq. 1-3).
 
-    Eq. 3: an entity is privacy-sensitive when the context flag is set or its level is >= 4.
+    Eq. 3: every entity is privacy-sensitive (d_i = 1) iff the context flag Δ of eq. 2 is set.
     """
-    ctx = personal_context(text)
+    ctx = personal_context(text, spans)
     n_tokens = len(text.split())
     return {
-        "entities": [dict(s.to_dict(), level=level(s, table), sensitive=bool(ctx or level(s, table) >= 4))
-                     for s in spans],
+        "entities": [dict(s.to_dict(), level=level(s, table), sensitive=ctx) for s in spans],
         "risk": prism_risk(spans),
         "risk_density": document_risk(spans, n_tokens, table),
         "personal_context": ctx,

@@ -608,6 +608,8 @@ class UniformMetricDP(MetricDPWords):
 # -- PRISM two-layer randomized response -------------------------------------------------------------
 
 OTHER = "<other>"
+# Direct identifiers that prism_ldp perturbs even when eq. 3 flags nothing (Δ = 0).
+ALWAYS_PERTURBED = frozenset({"CODE"})
 # Category sensitivity weights w_c in (0, 1] (PRISM eq. 6); configurable.
 PRISM_WEIGHTS: Mapping[str, float] = MappingProxyType(
     {"PERSON": 0.9, "CODE": 0.95, "LOC": 0.4, "ORG": 0.5, "DATETIME": 0.3, "DEM": 0.7, "QUANTITY": 0.3, "MISC": 0.5})
@@ -656,6 +658,9 @@ class PrismParams(_Budgeted):
     alpha: float = 0.5
     weights: Optional[Dict[str, float]] = None
     max_document_epsilon: Optional[float] = None
+    # "context": PRISM eq. 3 as written (every entity perturbed iff Δ of eq. 2 is set, else none; the PRISM
+    # example's setting); "all" (default): every detected entity perturbed whatever the context.
+    entity_mask: Literal["context", "all"] = "all"
 
     @field_validator("alpha")
     @classmethod
@@ -678,7 +683,11 @@ class PrismTwoLayerLDP:
     """PRISM's two-layer LDP over explicit public domains: ε per distinct value (ε1 category + ε2 value).
 
     Only the released value is sent (the released category is implied by it); OTHER is sent as a
-    ``[CATEGORY]`` placeholder of the released category.
+    ``[CATEGORY]`` placeholder of the released category.  With ``entity_mask="context"`` (eq. 3) a prompt
+    without a private cue (no first-person word, no PERSON entity: Δ = 0) has d = 0: its entities are
+    released unchanged, as commonsense entities, with no DP claim and no ε charged (recorded as identity
+    replacements, so the egress guard sees a deliberate release).  One floor of this project on top of the
+    paper: CODE spans (cards, accounts, e-mails, phones, IDs) are perturbed even when Δ = 0.
     """
 
     name = "prism_ldp"
@@ -707,11 +716,16 @@ class PrismTwoLayerLDP:
         return noisy_cat, value, charges
 
     def __call__(self, text: str, spans: Sequence[Span], rand: Randomness, scope: str = "") -> Desensitized:
+        from ..sensitivity import personal_context
+
         memo: Dict[Tuple[str, str], str] = {}
         charges: List[PrivacyCharge] = []
         cap = self.params.max_document_epsilon
+        protect = self.params.entity_mask == "all" or personal_context(text, spans)  # d_i = Δ (eq. 3)
 
         def replace(span: Span, surface: str) -> str:
+            if not protect and span.category not in ALWAYS_PERTURBED:
+                return surface
             key = (span.category, " ".join(surface.split()).lower())
             if key not in memo:
                 spent = sum(c.privacy_map.epsilon for c in charges)

@@ -83,12 +83,13 @@ class LlamaEdgeModel:
         text, truncated = self.fit_text(text, instruction + SYSTEM_PROMPT)
         return dict(self.chat(build_messages(instruction, text)), truncated_input=truncated)
 
-    def refine(self, instruction: str, text: str, sketch: str) -> Dict[str, Any]:
-        """PRISM stage 4 on the edge: the final answer from the original text and the cloud's sketch."""
+    def refine(self, instruction: str, text: str, sketch: str, kind: str = "sketch") -> Dict[str, Any]:
+        """PRISM stage 4 on the edge: the final answer from the original text and the cloud's sketch
+        (``kind="draft"``: the cloud's direct answer to a noised prompt, as in PRISM's LDP baselines)."""
         from ..collaboration import refine_messages
 
         text, truncated = self.fit_text(text, f"{instruction}\n{sketch}")
-        return dict(self.chat(refine_messages(instruction, text, sketch)), truncated_input=truncated)
+        return dict(self.chat(refine_messages(instruction, text, sketch, kind)), truncated_input=truncated)
 
     def chat(self, messages: List[Dict[str, str]]) -> Dict[str, Any]:
         """Run the local LLM; results are cached on disk by a stable hash of model, messages and params."""
