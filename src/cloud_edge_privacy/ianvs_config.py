@@ -1,10 +1,15 @@
 """Read the three Ianvs YAML files exactly as Ianvs does (ianvs-contract.md §1) and expand test cases.
 
-Only keys that Ianvs reads are honoured; unknown keys are reported as warnings (Ianvs drops them
-silently).  Relative paths resolve against the current working directory, as in Ianvs (§9).
+Only keys that Ianvs reads are honoured.  Ianvs drops unknown keys silently, so a typo such as ``workspce``
+or ``hard_example_mining_mod`` changes a run without a word; here an unknown key in the benchmarking job, its
+``rank``/``test_object`` sections or the testenv (and its ``dataset``) is a :class:`ConfigError` naming the file
+and key with a "did you mean" hint.  Unknown keys in an algorithm YAML stay warnings: upstream examples carry
+keys there (``model_path``, ``dependencies``) that Ianvs ignores.  Relative paths resolve against the current
+working directory, as in Ianvs (§9).
 """
 from __future__ import annotations
 
+import difflib
 import itertools
 import os
 import warnings
@@ -18,6 +23,16 @@ from .errors import ConfigError
 MODULE_TYPES = ("edgemodel", "cloudmodel", "hard_example_mining", "dataset_processor")
 MINING_MODES = ("mining-then-inference", "inference-then-mining")
 _JOB_KEYS = {"name", "workspace", "testenv", "test_object", "rank", "simulation"}
+_TEST_OBJECT_KEYS = {"type", "algorithms"}
+_ALGO_ENTRY_KEYS = {"name", "url"}
+_RANK_KEYS = {"sort_by", "visualization", "selected_dataitem", "save_mode"}
+_SELECTED_KEYS = {"paradigms", "modules", "hyperparameters", "metrics"}
+# testenv keys Ianvs reads itself, then the ones its paradigms read from the kwargs it hands them
+# (jointinference: hard_example_mining_mode; federatedlearning: round, client_number, if_mode_llm, gpu_num, fl_data_setting)
+_TESTENV_KEYS = {"dataset", "metrics", "use_gpu", "hard_example_mining_mode", "round", "client_number",
+                 "if_mode_llm", "gpu_num", "fl_data_setting"}
+_DATASET_KEYS = {"train_index", "train_data", "train_data_info", "test_index", "test_data", "test_data_info"}
+_METRIC_KEYS = {"name", "url"}
 _ALGO_KEYS = {"paradigm_type", "modules", "third_party_packages", "incremental_learning_data_setting",
               "initial_model_url", "fl_data_setting"}
 _MODULE_KEYS = {"type", "name", "url", "hyperparameters"}
@@ -35,6 +50,21 @@ def load_yaml(path: str, top_key: str) -> Dict[str, Any]:
     if not isinstance(doc, dict) or not isinstance(doc.get(top_key), dict):
         raise ConfigError(f"{path}: expected a mapping under the top-level key '{top_key}:'")
     return doc[top_key]
+
+
+def _did_you_mean(key: Any, known: set) -> str:
+    close = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else f" (known keys: {', '.join(sorted(known))})"
+
+
+def check_keys(path: str, section: Any, known: set, what: str) -> None:
+    """Raise a :class:`ConfigError` for the first key of ``section`` that is not in ``known``."""
+    if not isinstance(section, dict):
+        raise ConfigError(f"{path}: {what} must be a mapping, got {type(section).__name__}")
+    for key in section:
+        if key not in known:
+            raise ConfigError(f"{path}: unknown key '{key}' in {what}{_did_you_mean(key, known)}; "
+                              "Ianvs would ignore it silently")
 
 
 def _warn_unknown(path: str, section: Dict[str, Any], known: set, what: str) -> None:
@@ -176,9 +206,11 @@ def load_algorithm(name: str, path: str) -> List[Algorithm]:
 
 def load_testenv(path: str) -> TestEnv:
     section = load_yaml(path, "testenv")
+    check_keys(path, section, _TESTENV_KEYS, "testenv")
     dataset = section.get("dataset")
     if not isinstance(dataset, dict):
         raise ConfigError(f"{path}: missing 'dataset' mapping")
+    check_keys(path, dataset, _DATASET_KEYS, "testenv.dataset")
     if not any(dataset.get(k) for k in ("train_index", "train_data", "train_data_info")):
         raise ConfigError(f"{path}: dataset needs train_data (Ianvs requires it even for jointinference)")
     metrics = section.get("metrics")
@@ -187,6 +219,7 @@ def load_testenv(path: str) -> TestEnv:
     for i, m in enumerate(metrics):
         if not isinstance(m, dict) or not m.get("name"):
             raise ConfigError(f"{path}: metrics[{i}] needs a 'name'")
+        check_keys(path, m, _METRIC_KEYS, f"metrics[{i}]")
     extra = {k: v for k, v in section.items() if k not in ("dataset", "metrics", "use_gpu")}
     env = TestEnv(path, dataset, metrics, extra)
     if env.mining_mode not in MINING_MODES:
@@ -197,7 +230,7 @@ def load_testenv(path: str) -> TestEnv:
 def load_benchmarking_job(path: str) -> BenchmarkJob:
     """Parse benchmarkingjob.yaml and everything it references."""
     section = load_yaml(path, "benchmarkingjob")
-    _warn_unknown(path, section, _JOB_KEYS, "benchmarkingjob")
+    check_keys(path, section, _JOB_KEYS, "benchmarkingjob")
     name = section.get("name")
     if not isinstance(name, str) or not name:
         raise ConfigError(f"{path}: missing 'name'")
@@ -205,15 +238,19 @@ def load_benchmarking_job(path: str) -> BenchmarkJob:
         raise ConfigError(f"{path}: missing 'testenv'")
     testenv = load_testenv(section["testenv"])
     obj = section.get("test_object") or {}
+    check_keys(path, obj, _TEST_OBJECT_KEYS, "test_object")
     if obj.get("type") != "algorithms" or not isinstance(obj.get("algorithms"), list) or not obj["algorithms"]:
         raise ConfigError(f"{path}: test_object must have type 'algorithms' and a non-empty 'algorithms' list")
     algorithms: List[Algorithm] = []
     for i, a in enumerate(obj["algorithms"]):
         if not isinstance(a, dict) or not a.get("name") or not a.get("url"):
             raise ConfigError(f"{path}: test_object.algorithms[{i}] needs 'name' and 'url'")
+        check_keys(path, a, _ALGO_ENTRY_KEYS, f"test_object.algorithms[{i}]")
         algorithms.extend(load_algorithm(a["name"], a["url"]))
     rank = section.get("rank") or {}
+    check_keys(path, rank, _RANK_KEYS, "rank")
     sel = rank.get("selected_dataitem") or {}
+    check_keys(path, sel, _SELECTED_KEYS, "rank.selected_dataitem")
     missing = [k for k in ("paradigms", "modules", "hyperparameters", "metrics") if not sel.get(k)]
     if missing:
         raise ConfigError(f"{path}: rank.selected_dataitem is missing {missing} (Ianvs crashes after all_rank.csv)")
@@ -221,5 +258,9 @@ def load_benchmarking_job(path: str) -> BenchmarkJob:
     for item in rank.get("sort_by") or []:
         key = next(iter(item)) if isinstance(item, dict) and item else None
         if key not in metric_names:
-            raise ConfigError(f"{path}: rank.sort_by names {key!r}, which is not a metric in {testenv.path}")
+            raise ConfigError(f"{path}: rank.sort_by names {key!r}, which is not a metric in {testenv.path}"
+                              f"{_did_you_mean(key, metric_names)}")
+        if item[key] not in ("ascend", "descend"):
+            raise ConfigError(f"{path}: rank.sort_by {key!r}: direction must be 'ascend' or 'descend', got "
+                              f"{item[key]!r} (Ianvs sorts anything but 'ascend' descending)")
     return BenchmarkJob(path, name, section.get("workspace") or "./workspace", testenv, algorithms, rank)

@@ -2,7 +2,9 @@
 paired differences to the unprotected baseline, APR, plots, failures, and provenance.
 
 Next to Ianvs's ``rank/all_rank.csv`` (left in Ianvs's format) it writes ``rank/leaderboard.csv``: one row
-per test case named by what differs between test cases, the deciding columns first, then everything else.
+per test case named by what differs between test cases, the deciding columns first, then everything else; and
+``leaderboard.html`` next to report.md (see :mod:`cloud_edge_privacy.report_html`).  The columns are the job's
+own metrics (from all_rank.csv), each with its declared direction (:mod:`cloud_edge_privacy.leaderboard`).
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .hashing import sha256_file, stable_hash
+from .leaderboard import METRICS, describe_rule, header, pareto_axes, pareto_dominated, sort_keys
 from .models.catalog import MODELS
 from .stats import Estimate, bootstrap_ci, paired_difference
 
@@ -148,30 +151,85 @@ def _summary(case: Dict[str, Any], stats: Dict[str, Dict[str, Any]], apr: Option
         out["est"]["apr_judge"] = bootstrap_ci([p for p in apr["judge_pairs"] if p])
     elif out["method"] == BASELINE:
         out["est"]["apr_similarity"] = Estimate(1.0, math.nan, math.nan, out["n_completed"])
+    for name in metric_columns(row):  # the job's own metrics, as Ianvs computed them (no interval)
+        if name not in out["est"] and not math.isnan(_num(row.get(name))):
+            out["est"][name] = Estimate(_num(row.get(name)), math.nan, math.nan, len(preds))
+    out["replayed"] = sum(bool(p.get("replayed")) for p in preds) if preds else _num(row.get("cache_replays"))
     return out
 
 
-LEAD_COLUMNS = (("leak_direct", "leak_direct (count)", 0), ("sels", "SELS ↓", 3), ("iar_trir", "TRIR ↓", 3),
-                ("apr_similarity", "APR (similarity) ↑", 3), ("latency_mean_ms", "latency ms", 0))
+def metric_columns(row: Dict[str, Any]) -> List[str]:
+    """The metric columns of an all_rank row: Ianvs writes them between ``algorithm`` and ``paradigm``."""
+    keys = [k for k in row if k != "rank"]
+    if "algorithm" not in keys or "paradigm" not in keys:
+        return []
+    return keys[keys.index("algorithm") + 1:keys.index("paradigm")]
 
 
-def _leaderboard(summaries: List[Dict[str, Any]]) -> List[str]:
+DEFAULT_LEAD = ("leak_direct", "sels", "iar_trir", "apr_similarity", "llm_judge", "latency_mean_ms")
+DIGITS = {"leak_direct": 0, "latency_mean_ms": 0, "cloud_tokens": 0, "n_completed": 0, "n_failed": 0}
+
+
+def lead_columns(summaries: List[Dict[str, Any]], sort_by: Any) -> List[str]:
+    """The deciding columns: the job's sort keys in order, then the usual leakage/utility/latency columns that
+    some test case has a value for."""
+    have = {k for s in summaries for k in s["est"]}
+    cols = [k for k, _ in sort_keys(sort_by) if k in have and k not in ("n_completed", "n_failed")]
+    return cols + [k for k in DEFAULT_LEAD if k in have and k not in cols]
+
+
+def pareto_view(summaries: List[Dict[str, Any]], metric_names: Sequence[str]) -> Dict[str, Any]:
+    """Leakage against utility per test case and which rows are dominated (see leaderboard.pareto_dominated)."""
+    have_apr = any("apr_similarity" in s["est"] for s in summaries)
+    leak, util = pareto_axes(list(metric_names) + [k for s in summaries for k in s["est"]], have_apr)
+    if leak is None or util is None:
+        return {"leak": leak, "util": util, "points": {}, "dominated": {}}
+    val = lambda s, k: s["est"][k].value if k in s["est"] else math.nan  # noqa: E731
+    points = {s["label"]: (val(s, leak), val(s, util)) for s in summaries}
+    return {"leak": leak, "util": util, "points": points, "dominated": pareto_dominated(points)}
+
+
+def _leaderboard(summaries: List[Dict[str, Any]], sort_by: Any = None, pareto: Optional[Dict[str, Any]] = None) -> List[str]:
+    cols = lead_columns(summaries, sort_by)
+    pareto = pareto or {"dominated": {}}
     out = ["## Leaderboard", "",
-           "Rows in the order of Ianvs's `all_rank.csv` (the job's `sort_by`), except that a test case that "
-           "completed no sample is moved last: it leaks nothing because it answers nothing. Cells: value "
-           "[95% bootstrap interval] (n samples it is computed on). ↓ lower is better, ↑ higher is better. "
-           "The full table is `rank/leaderboard.csv`.", "",
-           "| # | test case | method | ε | routes edge/collab/cloud | completed / failed | "
-           + " | ".join(h for _, h, _ in LEAD_COLUMNS) + " |", "|" + "---|" * (6 + len(LEAD_COLUMNS))]
+           "Rows in the order of Ianvs's `all_rank.csv`, ranked " + describe_rule(sort_by) + ", except that a test "
+           "case that completed no sample is moved last: it leaks nothing because it answers nothing. Cells: value "
+           "[95% bootstrap interval] (n samples it is computed on); a value without interval is the test case's "
+           "metric as Ianvs computed it. ↓ lower is better, ↑ higher is better, no arrow: for information. "
+           "*Replayed*: samples whose answer came from the response cache (no model ran for them in this run; "
+           "they are left out of every latency figure). The full table is `rank/leaderboard.csv`; "
+           "`leaderboard.html` is the same board as a sortable page.", "",
+           "| # | test case | method | ε | routes edge/collab/cloud | completed / failed | replayed | "
+           + " | ".join(header(c, sort_by) for c in cols) + " | Pareto |", "|" + "---|" * (8 + len(cols))]
     for i, s in enumerate(summaries, 1):
         eps = s["epsilon"] + (f" (**{s['epsilon_note']}**)" if s["epsilon_note"] else "")
         name = s["label"] + (" (**answered nothing**)" if s["n_completed"] == 0 and s["n"] else "")
+        replayed = s.get("replayed")
         cells = [str(i), name, s["method"], eps, "/".join(str(s["routes"][r]) for r in ROUTES),
-                 f"{s['n_completed']} / {s['n_failed']}"]
-        for key, _, nd in LEAD_COLUMNS:
+                 f"{s['n_completed']} / {s['n_failed']}",
+                 "" if replayed is None or replayed != replayed else f"{int(replayed)}"]
+        for key in cols:
             e = s["est"].get(key)
-            cells.append(e.fmt(nd) if e else "")
+            cells.append(e.fmt(DIGITS.get(key, 3)) if e else "")
+        dom = pareto["dominated"].get(s["label"])
+        cells.append("" if dom is None else ("front" if not dom else "dominated by " + ", ".join(dom[:2])
+                                             + (" …" if len(dom) > 2 else "")))
         out.append("| " + " | ".join(cells) + " |")
+    out.append("")
+    if pareto.get("points"):
+        out += [f"**Pareto view** ({pareto['leak']} ↓ against {pareto['util']} ↑): a row is *dominated* when another "
+                "row leaks no more and is at least as useful, and is strictly better on one of the two; *front* rows "
+                "are the sensible choices, the ranking above picks among them by the sort rule.", ""]
+    return out
+
+
+def _columns_section(metric_names: Sequence[str], sort_by: Any) -> List[str]:
+    out = ["## Columns", "", "| column | better | what it measures |", "|---|---|---|"]
+    for name in list(metric_names) + [k for k in ("apr_similarity", "apr_judge") if k not in metric_names]:
+        info = METRICS.get(name)
+        arrow = header(name, sort_by)[len(name):].strip() or "information"
+        out.append(f"| {name} | {'not declared' if arrow == '?' else arrow} | {info.description if info else ''} |")
     return out + [""]
 
 
@@ -265,7 +323,8 @@ def _csv_est(prefix: str, e: Optional[Estimate]) -> Dict[str, Any]:
 
 
 def write_leaderboard_csv(path: str, summaries: List[Dict[str, Any]], cases: List[Dict[str, Any]],
-                          randomness: Sequence[str]) -> None:
+                          randomness: Sequence[str], sort_by: Any = None,
+                          pareto: Optional[Dict[str, Any]] = None) -> None:
     """Compact CSV: the deciding columns first, then every per-sample metric with its interval, then the
     remaining all_rank columns of the test case."""
     from .metrics.per_sample import PER_SAMPLE_METRICS
@@ -274,10 +333,14 @@ def write_leaderboard_csv(path: str, summaries: List[Dict[str, Any]], cases: Lis
     for i, (s, c) in enumerate(zip(summaries, cases), 1):
         row: Dict[str, Any] = {"position": i, "test_case": s["label"], "method": s["method"], "epsilon": s["epsilon"],
                                "epsilon_note": s["epsilon_note"], **{f"route_{r}": s["routes"][r] for r in ROUTES},
-                               "n_completed": s["n_completed"], "n_failed": s["n_failed"]}
-        for key, _, _ in LEAD_COLUMNS:
+                               "n_completed": s["n_completed"], "n_failed": s["n_failed"],
+                               "cache_replays": "" if s.get("replayed") is None or s["replayed"] != s["replayed"]
+                               else int(s["replayed"])}
+        dom = (pareto or {}).get("dominated", {}).get(s["label"])
+        row["pareto"] = "" if dom is None else ("front" if not dom else "dominated")
+        for key in lead_columns(summaries, sort_by):
             row.update(_csv_est(key, s["est"].get(key)))
-        for key in list(PER_SAMPLE_METRICS) + ["apr_judge"]:
+        for key in list(PER_SAMPLE_METRICS) + ["apr_judge"] + list(s["est"]):
             if key not in row:
                 row.update(_csv_est(key, s["est"].get(key)))
         row["randomness"] = " | ".join(randomness)
@@ -300,6 +363,34 @@ def _order(cases: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
         return bool(c["preds"]) and all(_status(p) != "ok" for p in c["preds"])
 
     return [c for c in cases if not answered_nothing(c)] + [c for c in cases if answered_nothing(c)]
+
+
+TAB_GOLD_METRICS = ("pdr", "sels", "er_di", "er_qi", "token_precision", "iar_trir")
+
+
+def job_sort_by(config_path: Optional[str]) -> Any:
+    """``rank.sort_by`` of the job's YAML ([] without a readable config)."""
+    if not config_path or not os.path.isfile(config_path):
+        return []
+    import yaml
+
+    try:
+        with open(config_path, encoding="utf-8") as fh:
+            job = (yaml.safe_load(fh) or {}).get("benchmarkingjob") or {}
+    except (OSError, yaml.YAMLError):
+        return []
+    return ((job.get("rank") or {}).get("sort_by")) or []
+
+
+def _replay_note(summaries: List[Dict[str, Any]]) -> List[str]:
+    """A warning line when answers were replayed from the response cache."""
+    total = sum(int(s["replayed"]) for s in summaries if s.get("replayed") == s.get("replayed") and s.get("replayed"))
+    n = sum(s["n"] for s in summaries)
+    if not total:
+        return []
+    return [f"**Cache replays: {total} of {n} answers were replayed from the response cache** (no model ran and "
+            "nothing was sent for them in this run; a failing cloud would not show). They are counted per test case "
+            "below and left out of every latency figure; `run --no-cache` refuses them.", ""]
 
 
 def write_report(output_dir: str, config_path: Optional[str] = None, data_file: Optional[str] = None,
@@ -339,12 +430,21 @@ def write_report(output_dir: str, config_path: Optional[str] = None, data_file: 
         if label in stats:
             stats[label]["apr_similarity"] = dict(zip(r["doc_ids"], r["similarities"]))
     summaries = [_summary(c, stats.get(c["label"], {}), apr_by.get(c["label"])) for c in cases]
+    sort_by = job_sort_by(config_path)
+    metric_names = metric_columns(cases[0]["row"]) if cases else []
+    pareto = pareto_view(summaries, metric_names)
     if cases:
-        lines += _leaderboard(summaries)
+        lines += _replay_note(summaries) + _leaderboard(summaries, sort_by, pareto) + _columns_section(metric_names, sort_by)
         rank_dir = os.path.join(output_dir, "rank")
         if os.path.isdir(rank_dir):
-            write_leaderboard_csv(os.path.join(rank_dir, "leaderboard.csv"), summaries, cases, labels)
-        lines += _metric_sections(summaries, stats) + _apr_section(apr) + _pairwise_section(summaries, stats)
+            write_leaderboard_csv(os.path.join(rank_dir, "leaderboard.csv"), summaries, cases, labels, sort_by, pareto)
+        from .report_html import write_html
+
+        write_html(os.path.join(output_dir, "leaderboard.html"), summaries, cases, lead_columns(summaries, sort_by),
+                   metric_names, sort_by, pareto, labels, DIGITS)
+        if stats or any(m in metric_names for m in TAB_GOLD_METRICS):
+            lines += _metric_sections(summaries, stats)
+        lines += _apr_section(apr) + _pairwise_section(summaries, stats)
     try:
         plots = make_plots(output_dir, apr, cases)
     except Exception as exc:  # a plot must never hide the leaderboard

@@ -1,12 +1,15 @@
 """Our runner: drives the same three YAML files with the same call semantics as Ianvs + Sedna.
 
 Differences from Ianvs, on purpose (each one keeps results trustworthy):
-* every module's hyperparameters are validated for every test case before any model loads;
+* the job, testenv and module YAMLs are validated (unknown keys, hyperparameters of every test case, metric
+  names) and the test data is read and checked before any model loads: a bad configuration exits at once;
 * one sample's failure is one sample's failure: it is recorded with its status and the run goes on, and a
   failing test case does not discard the others; the exit code is non-zero when anything failed;
 * a lock per job output folder refuses a second concurrent run; an interrupted run leaves an ``INCOMPLETE``
   marker and no stale report; a rerun replaces earlier outputs;
-* the progress bar counts routes from ``is_hard_example``, right in both mining modes.
+* the progress bar counts routes from ``is_hard_example``, right in both mining modes;
+* answers replayed from the response cache are counted per test case (``replayed``); ``no_cache=True``
+  (``--no-cache``) refuses cached answers for the run.
 """
 from __future__ import annotations
 
@@ -17,7 +20,6 @@ import shutil
 import signal
 import sys
 import time
-import traceback
 import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -28,9 +30,10 @@ import numpy as np
 from tqdm import tqdm
 
 from .context import CONTEXTS
-from .errors import BenchmarkError, ConfigError
+from .errors import BenchmarkError, ConfigError, DataValidationError
 from .ianvs_config import Algorithm, BenchmarkJob, load_benchmarking_job
 from .joint_inference import JointInference
+from .models.response_cache import NO_CACHE_ENV
 from .module_configs import validate_config
 from .module_loader import import_module_file
 from .pipeline import OK, safe_reason
@@ -39,7 +42,7 @@ from .registry import ClassFactory, ClassType
 from .tab_data import DEFAULT_INSTRUCTION, load_tab, read_ianvs_jsonl, write_ianvs_jsonl
 
 INCOMPLETE = "INCOMPLETE"
-STALE_OUTPUTS = ("report.md", "leaderboard.csv", "failures.json", "run_summary.json")
+STALE_OUTPUTS = ("report.md", "leaderboard.csv", "leaderboard.html", "failures.json", "run_summary.json")
 
 
 @dataclass
@@ -60,6 +63,8 @@ class RunSummary:
     data_file: str = ""
     sample_failures: int = 0
     samples: int = 0
+    cache_replays: int = 0
+    cache_replays_by_case: Dict[str, int] = field(default_factory=dict)
 
 
 def _np_array(values: List[Any]) -> Any:
@@ -99,6 +104,36 @@ def validate_job(job: BenchmarkJob) -> None:
             schema = getattr(cls, "Config", None)
             if schema is not None:
                 validate_config(schema, spec.hyperparameters, f"{spec.source}: module '{spec.name}' ({spec.type})")
+    validate_metrics(job)
+
+
+def validate_metrics(job: BenchmarkJob) -> None:
+    """Import every metric file and check that each metric name is registered (before any inference)."""
+    for i, m in enumerate(job.testenv.metrics):
+        url = m.get("url")
+        if url:
+            if not os.path.isfile(url):
+                raise ConfigError(f"{job.testenv.path}: metrics[{i}] '{m['name']}': url {url} not found "
+                                  f"(paths resolve against the working directory {os.getcwd()})")
+            import_module_file(url)
+        try:
+            ClassFactory.get_cls(ClassType.GENERAL, m["name"])
+        except ValueError:
+            raise ConfigError(f"{job.testenv.path}: metrics[{i}]: no metric named '{m['name']}' is registered"
+                              + (f" by {url}" if url else " (and no url is given)")) from None
+
+
+def validate_data(path: str, what: str) -> None:
+    """Read and check the test data now, so that a missing or malformed file stops the run before any model
+    loads; errors name the file (and the YAML that named it)."""
+    if not os.path.isfile(path):
+        raise ConfigError(f"{what}: test data {path} not found (paths resolve against the working directory "
+                          f"{os.getcwd()})")
+    try:
+        read_ianvs_jsonl(path)
+    except RecursionError:
+        raise DataValidationError(f"{path}: a record is nested too deeply to parse (JSON nesting beyond "
+                                  f"{sys.getrecursionlimit()} levels)") from None
 
 
 def _build(spec: Any) -> Any:
@@ -110,6 +145,12 @@ def _failed_sample(x: Any, exc: BaseException) -> List[Any]:
     res = {"sample_id": doc_id, "status": "error", "reason": safe_reason(exc), "answer": "", "route": None,
            "sent_messages": None, "timings_ms": {}, "tokens": {}}
     return [False, res, None, None]
+
+
+def sample_replayed(pred: Any) -> bool:
+    """An answer of this sample (cloud or edge) was replayed from the response cache."""
+    parts = pred[1:] if isinstance(pred, list) else []
+    return any(isinstance(p, dict) and (p.get("cloud_cache_hit") or p.get("edge_cache_hit")) for p in parts)
 
 
 def sample_status(pred: List[Any]) -> str:
@@ -150,7 +191,7 @@ def run_test_case(job: BenchmarkJob, algo: Algorithm, data_file: str, limit: Opt
     job_ji = JointInference(instances["edgemodel"], instances["cloudmodel"], hem)
     mode = job.testenv.mining_mode
     y_pred: List[Any] = []
-    counts = {"edge": 0, "cloud": 0, "failed": 0}
+    counts = {"edge": 0, "cloud": 0, "failed": 0, "replayed": 0}
     bar = tqdm(ds.x, desc=label or algo.name, unit="sample", disable=not progress, file=sys.stderr)
     for x in bar:
         try:
@@ -160,6 +201,7 @@ def run_test_case(job: BenchmarkJob, algo: Algorithm, data_file: str, limit: Opt
         y_pred.append(res)
         counts["cloud" if res[0] else "edge"] += 1
         counts["failed"] += sample_status(res) != OK
+        counts["replayed"] += sample_replayed(res)
         bar.set_postfix(counts)
     # 8. cleanup: every instance, then the HEM
     for inst in list(instances.values()) + [hem]:
@@ -191,7 +233,8 @@ def _dump_predictions(case_dir: str, ds: DataSource, y_pred: List[Any]) -> None:
     with open(os.path.join(case_dir, "predictions.jsonl"), "w", encoding="utf-8") as fh:
         for x, p in zip(ds.x, y_pred):
             fh.write(json.dumps({"doc_id": x.get("doc_id") if isinstance(x, dict) else None,
-                                 "is_hard_example": bool(p[0]), "status": sample_status(p), "result": p[1],
+                                 "is_hard_example": bool(p[0]), "status": sample_status(p),
+                                 "replayed": sample_replayed(p), "result": p[1],
                                  "edge_result": p[2], "cloud_result": p[3]}, ensure_ascii=False, default=str) + "\n")
 
 
@@ -245,16 +288,42 @@ def _terminate_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, old)
 
 
+@contextmanager
+def _cache_reads(refused: bool) -> Iterator[None]:
+    """With ``refused``, every response-cache lookup of this run is a miss (``$CEP_NO_CACHE``)."""
+    old = os.environ.get(NO_CACHE_ENV)
+    if refused:
+        os.environ[NO_CACHE_ENV] = "1"
+    try:
+        yield
+    finally:
+        if refused:
+            if old is None:
+                os.environ.pop(NO_CACHE_ENV, None)
+            else:
+                os.environ[NO_CACHE_ENV] = old
+
+
 def run_job(config_path: str, tab_file: Optional[Path] = None, limit: Optional[int] = None,
-            progress: bool = True, test_data: Optional[str] = None) -> RunSummary:
-    """Run every test case of a benchmarking job and write the rank files."""
+            progress: bool = True, test_data: Optional[str] = None, no_cache: bool = False,
+            executor: str = "serial", address: Optional[str] = None, workers: Optional[int] = None) -> RunSummary:
+    """Run every test case of a benchmarking job and write the rank files.
+
+    ``executor="ray"`` spreads the test cases over a Ray cluster (``address``, else a local one with ``workers``
+    CPUs); ``no_cache`` refuses cached answers, so every answer comes from a model run."""
+    from .executors import EXECUTORS, run_ray, run_serial
+
+    if executor not in EXECUTORS:
+        raise ConfigError(f"unknown executor {executor!r}; one of {EXECUTORS}")
     job = load_benchmarking_job(config_path)
     if limit is not None and limit < 1:
         raise ConfigError("--limit must be at least 1")
     validate_job(job)  # before any model loads or any output is touched
     if test_data:
-        read_ianvs_jsonl(test_data)  # same validation and errors as TAB input
-    with job_lock(job.output_dir), _terminate_as_interrupt():
+        validate_data(test_data, "--test-data")  # same validation and errors as TAB input
+    elif tab_file is None:
+        validate_data(job.testenv.test_data, job.testenv.path)
+    with job_lock(job.output_dir), _terminate_as_interrupt(), _cache_reads(no_cache):
         marker = Path(job.output_dir) / INCOMPLETE
         marker.write_text("this run has not finished; its outputs are not valid\n")
         # A rerun replaces earlier outputs of this job instead of piling rows and audit lines up.
@@ -268,32 +337,37 @@ def run_job(config_path: str, tab_file: Optional[Path] = None, limit: Optional[i
         for png in Path(job.output_dir).glob("*.png"):
             png.unlink()
         data_file = test_data or prepare_data(job, tab_file, tab_file.stem if tab_file else "test", limit)
+        labels = [f"test case {i}/{len(job.algorithms)} {algo.name} {_varying_hps(algo, job.algorithms)}".strip()
+                  for i, algo in enumerate(job.algorithms, 1)]
+        if executor == "ray":
+            outcomes = run_ray(config_path, labels, data_file, limit, address, workers)
+        else:
+            outcomes = run_serial(labels, lambda i, label: run_test_case(job, job.algorithms[i], data_file, limit,
+                                                                         progress, label))
         results: List[CaseResult] = []
         failures: List[Dict[str, Any]] = []
+        replays: Dict[str, int] = {}
         n_failed_samples = n_samples = 0
-        for i, algo in enumerate(job.algorithms, 1):
-            label = f"test case {i}/{len(job.algorithms)} {algo.name} {_varying_hps(algo, job.algorithms)}".strip()
-            try:
-                case = run_test_case(job, algo, data_file, limit, progress, label)
-                results.append(case)
-                with open(os.path.join(case.url, "predictions.jsonl"), encoding="utf-8") as fh:
-                    statuses = [json.loads(line)["status"] for line in fh]
-                n_samples += len(statuses)
-                bad = [s for s in statuses if s != OK]
-                n_failed_samples += len(bad)
-                if bad:
-                    failures.append({"test_case": label, "failed_samples": len(bad), "samples": len(statuses),
-                                     "statuses": {s: bad.count(s) for s in sorted(set(bad))}})
-            except KeyboardInterrupt:
-                raise
-            except Exception as exc:  # noqa: BLE001 - report and continue with the other test cases
-                failures.append({"test_case": label, "error": f"{type(exc).__name__}: {exc}",
-                                 "traceback": traceback.format_exc()})
-                print(f"FAILED {label}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        for o in outcomes:
+            if o.result is None:
+                failures.append({"test_case": o.label, "error": o.error, "traceback": o.traceback})
+                continue
+            results.append(o.result)
+            with open(os.path.join(o.result.url, "predictions.jsonl"), encoding="utf-8") as fh:
+                preds = [json.loads(line) for line in fh]
+            statuses = [p["status"] for p in preds]
+            replays[o.label] = sum(bool(p.get("replayed")) for p in preds)
+            n_samples += len(statuses)
+            bad = [s for s in statuses if s != OK]
+            n_failed_samples += len(bad)
+            if bad:
+                failures.append({"test_case": o.label, "failed_samples": len(bad), "samples": len(statuses),
+                                 "statuses": {s: bad.count(s) for s in sorted(set(bad))}})
         metric_names = [m["name"] for m in job.testenv.metrics]
         rank_files = write_rank(job.output_dir, results, metric_names, job.rank) if results else {}
         if failures:
             with open(os.path.join(job.output_dir, "failures.json"), "w", encoding="utf-8") as fh:
                 json.dump(failures, fh, indent=1)
         marker.unlink(missing_ok=True)
-    return RunSummary(job.output_dir, rank_files, results, failures, data_file, n_failed_samples, n_samples)
+    return RunSummary(job.output_dir, rank_files, results, failures, data_file, n_failed_samples, n_samples,
+                      sum(replays.values()), replays)

@@ -3,6 +3,9 @@
 A sample is *completed* when its status is ``ok``; failed samples (``privacy_failure``,
 ``cloud_failure``, ``budget_exceeded``, ``edge_failure``) have no answer.  Latency is averaged over
 completed samples; counts of both are reported (``n_completed``, ``n_failed``).
+
+A *replayed* sample got an LLM answer (cloud or edge) from the on-disk response cache: its recorded timings are
+those of the original call, so latency, LO and TI leave it out, and ``cache_replays`` counts it.
 """
 from __future__ import annotations
 
@@ -55,12 +58,25 @@ def sample_latency_ms(view) -> float:
     return total
 
 
+def replayed(view: SampleView) -> bool:
+    """Some LLM answer of this sample (cloud or edge) came from the response cache, not from a model run."""
+    return any(bool((part or {}).get(flag)) for part in (view.result, view.edge, view.cloud)
+               for flag in ("cloud_cache_hit", "edge_cache_hit"))
+
+
+def cache_replays(y_true: Sequence[Any], y_pred: Sequence[Any]) -> int:
+    """Samples whose answer (cloud or edge) was replayed from the response cache (no model ran, nothing
+    was sent for it in this run)."""
+    return sum(replayed(v) for v in unpack(y_true, y_pred))
+
+
 def completed_latency_ms(view: SampleView) -> Optional[float]:
-    return sample_latency_ms(view) if view.completed else None
+    """The sample's latency when it completed and was not replayed from a cache, else None."""
+    return sample_latency_ms(view) if view.completed and not replayed(view) else None
 
 
 def latency_mean_ms(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float:
-    """Mean end-to-end latency over completed samples."""
+    """Mean end-to-end latency over completed samples that were not cache replays (NaN if none is left)."""
     values = [x for x in (completed_latency_ms(v) for v in unpack(y_true, y_pred)) if x is not None]
     return math.nan if not values else round(statistics.fmean(values), 3)
 
@@ -80,7 +96,7 @@ def privacy_ms(view: SampleView) -> float:
 def _privacy_and_total(y_true: Sequence[Any], y_pred: Sequence[Any]):
     privacy = total = 0.0
     for v in unpack(y_true, y_pred):
-        if not v.completed:
+        if not v.completed or replayed(v):
             continue
         total += sample_latency_ms(v)
         privacy += privacy_ms(v)

@@ -99,6 +99,10 @@ class LlamaEdgeModel:
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             return dict(hit, cache_hit=True)
         t0 = time.perf_counter()
+        # Evaluate the whole prompt afresh: llama-cpp-python otherwise reuses the KV cache of the longest
+        # common prefix with the previous call, which changes the float path and, now and then, a greedy
+        # answer -- the answer would depend on which call came before (and so on the cache state).
+        self._llm.reset()
         out = self._llm.create_chat_completion(messages=messages, **params)
         elapsed = (time.perf_counter() - t0) * 1e3
         choice = out["choices"][0]

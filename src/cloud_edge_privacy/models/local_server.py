@@ -1,6 +1,14 @@
-"""The offline cloud: a real llama.cpp OpenAI-compatible server on 127.0.0.1, on a free port."""
+"""The offline cloud: a real llama.cpp OpenAI-compatible server on 127.0.0.1, on a free port.
+
+The server is llama-cpp-python's own (``llama_cpp.server``), started through :func:`main` of this module so
+that answers depend only on the prompt, the model and the seed: one slot (the server serialises requests), a
+fixed seed, no prompt cache, and every request evaluates its whole prompt (llama-cpp-python would otherwise
+reuse the KV cache of the longest common prefix with the previous request, which changes the float path and,
+now and then, a greedy answer: the same prompt would answer differently depending on what came before it).
+"""
 from __future__ import annotations
 
+import argparse
 import atexit
 import os
 import socket
@@ -10,11 +18,12 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Any, AsyncIterator, Dict, List, Optional
 
 from ..errors import CloudCallError
 from .catalog import cache_dir, model_path
 
+SERVER_SEED = 42
 _SERVERS: Dict[tuple, "LocalServer"] = {}
 _LOCK = threading.Lock()
 
@@ -43,9 +52,9 @@ class LocalServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def start(self, timeout_s: float = 180.0) -> "LocalServer":
-        cmd = [sys.executable, "-m", "llama_cpp.server", "--model", self.path, "--model_alias", self.model,
-               "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
-               "--n_threads", str(self.n_threads), "--seed", "42"]
+        cmd = [sys.executable, "-m", "cloud_edge_privacy.models.local_server", "--model", self.path,
+               "--model-alias", self.model, "--port", str(self.port), "--n-ctx", str(self.n_ctx),
+               "--n-threads", str(self.n_threads), "--seed", str(SERVER_SEED)]
         log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         atexit.register(self.stop)
@@ -93,3 +102,52 @@ def stop_all() -> None:
 
 def server_log_dir() -> Path:
     return cache_dir()
+
+
+def build_app(model: str, alias: str, port: int, n_ctx: int, n_threads: int, seed: int) -> Any:
+    """llama-cpp-python's FastAPI app with one model, no prompt cache, and a fresh prompt evaluation per request."""
+    from llama_cpp.server import app as server_app
+    from llama_cpp.server.settings import ModelSettings, ServerSettings
+
+    app = server_app.create_app(
+        server_settings=ServerSettings(host="127.0.0.1", port=port),
+        model_settings=[ModelSettings(model=model, model_alias=alias, n_ctx=n_ctx, n_threads=n_threads,
+                                      n_threads_batch=n_threads, seed=seed, cache=False, verbose=False)])
+
+    original = server_app.get_llama_proxy
+
+    async def fresh_prompt_proxy() -> AsyncIterator[Any]:
+        # the server's own lock (one request at a time), then forget the previous request's tokens so that
+        # llama-cpp-python evaluates the whole prompt again
+        gen = original()
+        proxy = await gen.__anext__()
+        try:
+            proxy().reset()
+            yield proxy
+        finally:
+            await gen.aclose()
+
+    # the chat/completion routes look the function up in the module at call time; the others use Depends
+    server_app.get_llama_proxy = fresh_prompt_proxy
+    app.dependency_overrides[original] = fresh_prompt_proxy
+    return app
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    """``python -m cloud_edge_privacy.models.local_server --model FILE.gguf --port N``: serve on 127.0.0.1."""
+    import uvicorn
+
+    p = argparse.ArgumentParser(description="deterministic llama.cpp OpenAI-compatible server on 127.0.0.1")
+    p.add_argument("--model", required=True, help="GGUF file")
+    p.add_argument("--model-alias", default=None)
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--n-ctx", type=int, default=4096)
+    p.add_argument("--n-threads", type=int, default=os.cpu_count() or 2)
+    p.add_argument("--seed", type=int, default=SERVER_SEED)
+    a = p.parse_args(argv)
+    app = build_app(a.model, a.model_alias or a.model, a.port, a.n_ctx, a.n_threads, a.seed)
+    uvicorn.run(app, host="127.0.0.1", port=a.port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main()

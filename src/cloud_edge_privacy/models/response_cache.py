@@ -1,4 +1,10 @@
-"""On-disk response cache keyed by a stable hash; safe across processes (atomic writes)."""
+"""On-disk response cache keyed by a stable hash; safe across processes (atomic writes).
+
+A replayed answer is labelled by its callers (``cache_hit``) and never counts for latency.  With the environment
+variable ``CEP_NO_CACHE=1`` (``cloud-edge-privacy run --no-cache`` sets it for the run) every lookup is a miss:
+each answer comes from a model run, so a failing cloud fails instead of being hidden by replays.  Entries are
+still written.
+"""
 from __future__ import annotations
 
 import json
@@ -7,6 +13,13 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..hashing import stable_hash
+
+NO_CACHE_ENV = "CEP_NO_CACHE"
+
+
+def cache_reads_refused() -> bool:
+    """``$CEP_NO_CACHE`` is set to a true value: cached answers are refused."""
+    return os.environ.get(NO_CACHE_ENV, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 class ResponseCache:
@@ -21,6 +34,8 @@ class ResponseCache:
         return self.dir / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> Optional[Any]:
+        if cache_reads_refused():
+            return None
         p = self._path(key)
         if not p.is_file():
             return None

@@ -1,5 +1,5 @@
 """Ianvs testenv metrics on routing, cost and latency (computed from the results; Ianvs measures no time)."""
-from cloud_edge_privacy.metrics import performance
+from cloud_edge_privacy.metrics import judge, performance
 from cloud_edge_privacy.registry import ClassFactory, ClassType
 
 for _name, _fn in {
@@ -11,5 +11,7 @@ for _name, _fn in {
     "privacy_failures": performance.privacy_failures,
     "lo_pct": performance.lo_pct,
     "ti_pct": performance.ti_pct,
+    "cache_replays": performance.cache_replays,
+    "llm_judge": judge.llm_judge,
 }.items():
     ClassFactory.register(ClassType.GENERAL, alias=_name)(_fn)
