@@ -105,20 +105,35 @@ def commands(body: str) -> List[str]:
     return out
 
 
-def _split(cmd: str) -> List[str]:
-    cmd = re.sub(r"\s+#\s.*$", "", cmd)  # a trailing comment
-    return shlex.split(cmd, comments=False)
+SEPARATORS = {"&&", "||", ";", "|", "&", "(", ")", ";;", "$"}
+
+
+def simple_commands(cmd: str) -> List[List[str]]:
+    """The simple commands of a shell line (quote-aware; comments, operators, redirections and subshell
+    parentheses removed)."""
+    lex = shlex.shlex(cmd, posix=True, punctuation_chars=True)
+    lex.whitespace_split = True
+    out: List[List[str]] = [[]]
+    skip_next = False
+    for tok in lex:
+        if skip_next:
+            skip_next = False
+        elif tok in SEPARATORS:
+            out.append([])
+        elif tok in (">", ">>", "<", "2>", "2>&1"):
+            skip_next = tok != "2>&1"
+        else:
+            out[-1].append(tok)
+    return [c for c in out if c]
 
 
 def check_command(cmd: str) -> Optional[str]:
     """None when the command is callable after setup and reads only files that exist; else the problem."""
-    for part in re.split(r"\s*(?:&&|\|\||;|\|)\s*", re.sub(r"\s+#\s.*$", "", cmd)):
-        if not part.strip():
-            continue
-        try:
-            argv = _split(part)
-        except ValueError as exc:
-            return f"cannot parse {part!r}: {exc}"
+    try:
+        parts = simple_commands(cmd)
+    except ValueError as exc:
+        return f"cannot parse: {exc}"
+    for argv in parts:
         while argv and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", argv[0]):   # VAR=value prefixes
             argv = argv[1:]
         if not argv:
@@ -160,7 +175,8 @@ def _check_program(name: str, args: List[str]) -> Optional[str]:
         elif not (REPO / args[0]).is_file():
             return f"{args[0]}: no such script"
     for opt, value in zip(args, args[1:]):
-        if opt in INPUT_OPTIONS and not re.search(r"[<>*$]", value) and not value.startswith("/tmp"):
+        # inputs must exist; workspace/ and /tmp hold what earlier commands of the block write
+        if opt in INPUT_OPTIONS and not re.search(r"[<>*$]", value) and not value.startswith(("/tmp", "workspace/")):
             if not (REPO / value).exists():
                 return f"{opt} {value}: no such file in the repository"
     return None
@@ -201,3 +217,5 @@ def test_the_mechanism_sees_the_documents():
                                            "--masks m.json")
     assert "refuses" in check_command(".venv/bin/cloud-edge-privacy anonymize --method nonsense --text x")
     assert check_command(".venv/bin/cloud-edge-privacy anonymize --text 'x y' --method placeholder") is None
+    assert check_command("export K=$(.venv/bin/python -c 'import a; print(1)')  # note") is None
+    assert "not on PATH" in check_command("echo x | cloud-edge-privacy anonymize")
