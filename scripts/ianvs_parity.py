@@ -14,13 +14,20 @@ Real Ianvs is *not* part of this project: it is installed in a separate venv (se
 docs "Installing real Ianvs", or /work/shared/docs/ianvs-contract.md section 0) given by --ianvs-venv,
 $IANVS_VENV, or /work/.venv-ianvs. That venv must also have this project installed.
 
-By default each run gets a private response cache ($CEP_CACHE_DIR: a scratch folder whose entries are
-symlinks to the real cache, except ``cloud_cache``), so the second run cannot reuse the first run's cloud
-answers. --shared-cache turns this off.
+By default each run gets private response caches ($CEP_CACHE_DIR: a scratch folder whose entries are
+symlinks to the real cache's models, wheels and trained detectors, but never to a response cache: no
+``edge_cache``, ``cloud_cache`` or any other ``*_cache``), so no run can reuse another run's answers.
+``--cache-states fresh warm`` runs each side twice: first with empty caches, then again with the caches the
+first run filled (every answer a replay); all runs are compared with the first (Ianvs, fresh).  Answers depend
+only on prompt, model and seed (the local llama.cpp server and the edge model evaluate every prompt afresh), so
+every metric but the wall-clock ones and the cache-state count must be equal.  --shared-cache turns the
+isolation off.
 
 Comparison: rows are matched by their test case (algorithm, paradigm, module names and every
 ``<type>-<hp>`` column); for each metric of the testenv (and the ``rank`` column) the Ianvs value and
 ours must be equal: exactly for integer counts and non-numeric values, |diff| < 1e-9 for other numbers.
+Not compared by default (--compare-all compares them too): the wall-clock metrics (latency_mean_ms, lo_pct,
+ti_pct: they measure this machine's load) and cache_replays (it counts the cache state by design).
 Exit status: 0 all equal, 1 some value or test case differs, 2 a run failed or the setup is wrong.
 """
 from __future__ import annotations
@@ -43,6 +50,8 @@ DEFAULT_JOB = "examples/TAB/cloud_edge_collaborative_inference_bench/benchmarkin
 DEFAULT_IANVS_VENV = "/work/.venv-ianvs"
 DEFAULT_OUR_CLI = REPO / ".venv" / "bin" / "cloud-edge-privacy"
 NON_KEY_COLUMNS = {"rank", "time", "url"}
+WALL_CLOCK = ("latency_mean_ms", "lo_pct", "ti_pct")
+CACHE_STATE = ("cache_replays",)
 TOL = 1e-9
 
 
@@ -124,13 +133,23 @@ def prepare_job(job_yaml: Path, out_dir: Path, workspace: Path, limit: Optional[
 
 
 # ---------------------------------------------------------------------------------------------- runs
-def private_cache(dest: Path) -> Path:
-    """A $CEP_CACHE_DIR that shares models and wheels with the real cache but has its own cloud_cache."""
+def is_response_cache(name: str) -> bool:
+    """Entries of $CEP_CACHE_DIR that hold answers (never shared between parity runs)."""
+    return name.endswith("_cache") or name.startswith("llama_server_")
+
+
+def private_cache(dest: Path, fresh: bool = True) -> Path:
+    """A $CEP_CACHE_DIR that shares models, wheels and trained detectors with the real cache but has response
+    caches of its own (emptied first when ``fresh``)."""
     real = Path(os.environ.get("CEP_CACHE_DIR") or Path.home() / ".cache" / "cloud-edge-privacy")
     dest.mkdir(parents=True, exist_ok=True)
+    if fresh:
+        for entry in dest.iterdir():
+            if is_response_cache(entry.name) and entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
     if real.is_dir():
         for entry in real.iterdir():
-            if entry.name != "cloud_cache" and not (dest / entry.name).exists():
+            if not is_response_cache(entry.name) and not (dest / entry.name).exists():
                 (dest / entry.name).symlink_to(entry.resolve())
     return dest
 
@@ -348,6 +367,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--limit", type=int, default=None, help="cut the testenv's JSONL data to its first N samples")
     ap.add_argument("--ignore", action="append", default=[], metavar="METRIC",
                     help="a metric not to compare (e.g. a wall-clock one); repeatable")
+    ap.add_argument("--cache-states", nargs="+", choices=["fresh", "warm"], default=["fresh"],
+                    help="run each side with empty response caches (fresh) and/or again with the caches its first "
+                         "run filled (warm); every run is compared with Ianvs-fresh (default: fresh)")
+    ap.add_argument("--compare-all", action="store_true",
+                    help="also compare the wall-clock metrics and cache_replays (not compared by default)")
     ap.add_argument("--shared-cache", action="store_true",
                     help="let both runs share the real response cache (the second run reuses cloud answers)")
     ap.add_argument("--nice", type=int, default=10, help="nice level of the runs (0: none; default 10)")
@@ -364,7 +388,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                 tmp = Path(tempfile.mkdtemp(prefix="ianvs-parity-"))
                 _, _, metrics = prepare_job(_abs(args.config), tmp, tmp / "workspace", None)
                 shutil.rmtree(tmp, ignore_errors=True)
-            return 1 if compare(Path(args.compare[0]), Path(args.compare[1]), metrics, args.ignore) else 0
+            ignore = list(args.ignore) + ([] if args.compare_all else [m for m in WALL_CLOCK + CACHE_STATE
+                                                                       if m not in args.ignore])
+            return 1 if compare(Path(args.compare[0]), Path(args.compare[1]), metrics, ignore) else 0
 
         args.config = args.config or DEFAULT_JOB
         job_yaml = _abs(args.config)
@@ -384,30 +410,41 @@ def main(argv: Optional[List[str]] = None) -> int:
         metrics: List[str] = []
         sides = [s for s in ("ianvs", "ours") if not args.only or args.only == s]
         copies: Dict[str, Tuple[Path, str, List[str]]] = {}
-        for side in sides:  # both copies up front: a testenv edited during the first run must not split them
-            ws = work / side / "workspace"
+        runs = [(state, side) for state in args.cache_states for side in sides]
+        for state, side in runs:  # all copies up front: a testenv edited during a run must not split them
+            ws = work / f"{side}-{state}" / "workspace"
             if ws.exists():
                 shutil.rmtree(ws)  # Ianvs appends to an existing all_rank.csv
-            copies[side] = prepare_job(job_yaml, work / side, ws, args.limit)
-        for side in sides:
-            ws = work / side / "workspace"
-            job_copy, name, metrics = copies[side]
-            cache = None if args.shared_cache else private_cache(work / side / "cache")
+            copies[f"{side}-{state}"] = prepare_job(job_yaml, work / f"{side}-{state}", ws, args.limit)
+        for state, side in runs:
+            label = f"{side}-{state}"
+            ws = work / label / "workspace"
+            job_copy, name, metrics = copies[label]
+            # one cache folder per side: "warm" reuses what that side's "fresh" run filled
+            cache = None if args.shared_cache else private_cache(work / side / "cache", fresh=(state == "fresh"))
             if side == "ianvs":
                 env = venv_env(venv / "bin", cache)
-                run("ianvs", [*ianvs_cmd, "-f", str(job_copy)], env, work / "ianvs.log", args.timeout, args.nice)
+                run(label, [*ianvs_cmd, "-f", str(job_copy)], env, work / f"{label}.log", args.timeout, args.nice)
             else:
                 env = venv_env(ours_cli.parent, cache)
                 env.pop("TAB_DATA_DIR", None)
-                run("ours", [str(ours_cli), "run", "-f", str(job_copy), "--sample", "--no-progress", "--no-judge"], env,
-                    work / "ours.log", args.timeout, args.nice)
-            csvs[side] = ws / name / "rank" / "all_rank.csv"
-            print(f"[{side}] rank file: {csvs[side]}", flush=True)
+                run(label, [str(ours_cli), "run", "-f", str(job_copy), "--sample", "--no-progress", "--no-judge"], env,
+                    work / f"{label}.log", args.timeout, args.nice)
+            csvs[label] = ws / name / "rank" / "all_rank.csv"
+            print(f"[{label}] rank file: {csvs[label]}", flush=True)
         if args.only:
-            read_rank(csvs[args.only])
+            for label in csvs:
+                read_rank(csvs[label])
             return 0
-        diffs = compare(csvs["ianvs"], csvs["ours"], metrics, args.ignore)
-        return 1 if diffs else 0
+        ignore = list(args.ignore) + ([] if args.compare_all else [m for m in WALL_CLOCK + CACHE_STATE
+                                                                   if m not in args.ignore])
+        labels = list(csvs)
+        total = 0
+        for other in labels[1:]:
+            print(f"\n=== {labels[0]} vs {other} ===")
+            total += compare(csvs[labels[0]], csvs[other], metrics, ignore)
+        print(f"\n{len(labels)} runs ({', '.join(labels)}); {total} difference(s) in all")
+        return 1 if total else 0
     except ParityError as e:
         print(f"ianvs_parity: error: {e}", file=sys.stderr)
         return 2

@@ -109,3 +109,43 @@ def test_non_utf8_test_data_is_a_clear_error(tmp_path, in_repo, capsys, fake_clo
     job, _ = _job(tmp_path)
     assert cli.main(["run", "-f", str(job), "--test-data", str(data), "--no-progress"]) == 2
     assert "not UTF-8" in capsys.readouterr().err
+
+
+def test_cache_replays_are_counted_shown_and_refusable(fake_cloud, tmp_path, in_repo, capsys, monkeypatch):
+    """Issue 19 item 6: a cloud that now answers 500 to everything is hidden by replays no more."""
+    from cloud_edge_privacy import cli
+
+    monkeypatch.setenv("CEP_CACHE_DIR", str(tmp_path / "cache"))
+    job, out = _job(tmp_path)
+    algo = tmp_path / "algo.yaml"
+    algo.write_text(algo.read_text().replace("- cache: {values: [false]}", "- cache: {values: [true]}"))
+    args = ["run", "-f", str(job), "--no-progress", "--no-judge"]
+    assert cli.main(args) == 0                                      # 1. fills the cache
+    n = len(_preds(out))
+    sent_first = len(fake_cloud.requests)
+    assert sent_first == n and capsys.readouterr().out.count("0 replayed from the response cache") == 1
+
+    fake_cloud.mode = "status:500"                                  # 2. the cloud is down now
+    assert cli.main(args) == 0                                      # every answer is a replay ...
+    printed = capsys.readouterr().out
+    assert len(fake_cloud.requests) == sent_first                   # ... nothing was sent ...
+    assert f"{n}/{n} samples completed, 0 failed, {n} replayed from the response cache" in printed  # ... and it says so
+    assert f"{n} answer(s) replayed from the response cache" in printed
+    preds = _preds(out)
+    assert all(p["replayed"] and p["result"]["cloud_cache_hit"] for p in preds)
+    report = (out / "report.md").read_text()
+    assert f"Cache replays: {n} of {n} answers were replayed" in report
+    rows = (out / "rank" / "leaderboard.csv").read_text().splitlines()
+    head = rows[1 - 1].split(",")
+    assert rows[1].split(",")[head.index("cache_replays")] == str(n)
+    # replays are left out of latency: no sample of this run has a latency of its own
+    from cloud_edge_privacy.metrics import performance
+    y_pred = [[p["is_hard_example"], p["result"], p["edge_result"], p["cloud_result"]] for p in preds]
+    assert performance.cache_replays([{}] * n, y_pred) == n
+    assert performance.latency_mean_ms([{}] * n, y_pred) != performance.latency_mean_ms([{}] * n, y_pred)  # NaN
+
+    assert cli.main(args + ["--no-cache"]) == 1                     # 3. --no-cache: the failing cloud fails
+    printed = capsys.readouterr()
+    assert f"0/{n} samples completed, {n} failed, 0 replayed" in printed.out
+    assert len(fake_cloud.requests) > sent_first
+    assert all(p["status"] == "cloud_failure" for p in _preds(out))

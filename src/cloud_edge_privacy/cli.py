@@ -40,13 +40,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"data: {tab_file} ({origin})" if tab_file else "data: the dataset named in the testenv YAML "
               "(as Ianvs; override with --data-dir, $TAB_DATA_DIR or --test-data)")
     t0 = time.perf_counter()
-    summary = run_job(args.config, tab_file, args.limit, progress=not args.no_progress, test_data=args.test_data)
+    summary = run_job(args.config, tab_file, args.limit, progress=not args.no_progress, test_data=args.test_data,
+                      no_cache=args.no_cache, executor=args.executor, address=args.address, workers=args.workers)
     report = (write_report(summary.output_dir, args.config, summary.data_file, judge=not args.no_judge)
               if summary.results else None)
     print(f"\n{len(summary.results)} test case(s) finished, "
           f"{sum(1 for f in summary.failures if 'error' in f)} failed; "
           f"{summary.samples - summary.sample_failures}/{summary.samples} samples completed, "
-          f"{summary.sample_failures} failed, in {time.perf_counter() - t0:.1f} s")
+          f"{summary.sample_failures} failed, {summary.cache_replays} replayed from the response cache, "
+          f"in {time.perf_counter() - t0:.1f} s")
+    for label, n in summary.cache_replays_by_case.items():
+        if n:
+            print(f"  {label}: {n} answer(s) replayed from the response cache (not run now; no latency)")
     for f in summary.failures:
         if "statuses" in f:
             print(f"  {f['test_case']}: {f['failed_samples']}/{f['samples']} samples failed {f['statuses']}",
@@ -55,7 +60,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"{kind} rank: {path}")
     if report:
         print(f"report: {report}")
-        print(open(summary.rank_files["selected"], encoding="utf-8").read())
+        from .report import console_board
+
+        print(console_board(summary.output_dir, args.config))
+    if args.ci is not None and summary.results:
+        from .ci_check import check_job, default_expected
+
+        ok, text = check_job(summary.output_dir, args.ci or default_expected(args.config))
+        print(text)
+        if not ok:
+            return 1
     if summary.failures:
         print(f"failures: {os.path.join(summary.output_dir, 'failures.json')}", file=sys.stderr)
         return 1
@@ -364,6 +378,15 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--test-data", default=None, help="an Ianvs JSONL (question/answer) to run on instead")
     r.add_argument("--no-progress", action="store_true", help="no progress bars")
     r.add_argument("--no-judge", action="store_true", help="report APR without the LLM-judge score")
+    r.add_argument("--no-cache", action="store_true",
+                   help="refuse cached answers: every answer comes from a model run now ($CEP_NO_CACHE=1)")
+    r.add_argument("--executor", choices=("serial", "ray"), default="serial",
+                   help="run test cases one after another, or spread them over a Ray cluster")
+    r.add_argument("--address", default=None, help="Ray cluster address (default: start a local cluster)")
+    r.add_argument("--workers", type=int, default=None, help="CPUs of the local Ray cluster (default: all)")
+    r.add_argument("--ci", nargs="?", const="", default=None, metavar="EXPECTED_JSON",
+                   help="after the run, check every metric against committed expected values (default: "
+                        "<config>_expected.json); exit 1 with a diff on a regression")
     r.set_defaults(func=_cmd_run)
 
     t = sub.add_parser("prepare-tab", formatter_class=fmt, help="convert an official TAB JSON file to the JSONL Ianvs reads")

@@ -475,3 +475,19 @@ def write_report(output_dir: str, config_path: Optional[str] = None, data_file: 
         fh.write("\n".join(lines) + "\n")
     return path
 
+
+
+def console_board(output_dir: str, config_path: Optional[str] = None) -> str:
+    """The short table ``run`` prints (rows named by what differs, sort keys first, replays, Pareto flags)."""
+    from .leaderboard import console_table
+    from .report_plots import load_cases
+
+    cases = _order(load_cases(output_dir))
+    if not cases:
+        return "(no test case finished)"
+    sort_by = job_sort_by(config_path)
+    names = metric_columns(cases[0]["row"])
+    summaries = [_summary(c, {}, None) for c in cases]
+    dominated = {k for k, v in pareto_view(summaries, names)["dominated"].items() if v}
+    return ("leaderboard (" + describe_rule(sort_by) + "; full table in rank/leaderboard.csv):\n"
+            + console_table(cases, sort_by, names, dominated=dominated))
