@@ -130,10 +130,17 @@ class AddressRecognizer:
         return out
 
 
+# "H&R Technology", "h&r technology", "AT&T": letters joined by "&", with an organisation word after it if any.
+_AMP_ORG = re.compile(rf"(?<![\w&])[A-Za-z]{{1,5}}&[A-Za-z]{{1,5}}(?![\w&])(?:\s(?i:technolog(?:y|ies)|group|company|"
+                      rf"co\.?|inc\.?|ltd\.?|corp\.?|consulting|solutions|services|partners|associates|"
+                      rf"{_INSTITUTION}))?")
+_AMP_NOT_ORG = frozenset(("r&d", "q&a", "b&b", "p&l", "m&a", "r&b", "s&p", "f&b", "t&c", "t&cs", "d&i", "c&i"))
+
+
 class OrganisationRecognizer:
     """Organisations by legal form (Ltd, GmbH, S.A., Sp. z o.o., 有限公司, ООО «...»...), "X, Y and Z" firm
-    names, institutions (universities, schools, hospitals, banks...), and the capitalised name right after a
-    work cue ("worked at", "bei", "chez", "employer:")."""
+    names, institutions (universities, schools, hospitals, banks...), the capitalised name right after a
+    work cue ("worked at", "bei", "chez", "employer:"), and names joined by "&" in any case ("h&r technology")."""
 
     name = "organisations"
 
@@ -141,6 +148,8 @@ class OrganisationRecognizer:
         out = [Span(m.start(), m.end(), "ORG", 0.75, "org:pattern") for m in _ORG.finditer(text)
                if len(m.group().strip()) > 3]
         out += [Span(m.start(1), m.end(1), "ORG", 0.7, "org:work_cue") for m in _WORK_ORG.finditer(text)]
+        out += [Span(m.start(), m.end(), "ORG", 0.7, "org:ampersand") for m in _AMP_ORG.finditer(text)
+                if m.group().split()[0].lower() not in _AMP_NOT_ORG]
         return out
 
 

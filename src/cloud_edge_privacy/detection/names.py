@@ -162,8 +162,14 @@ class NameRecognizer:
         i = 0
         while i < n:
             s, e, tok = tokens[i]
-            # a run of list names: first name + more names (particles allowed inside)
-            if namey(tok, True):
+            # a run of list names: first name + more names (particles allowed inside); a given name that is also
+            # a common word ("mary", "rose") or a surname written first ("wang fang") only starts a run of two+
+            nxt_tok = tokens[i + 1][2] if i + 1 < n and _adjacent(text, e, tokens[i + 1][0]) else ""
+            pair_only = not namey(tok, True) and bool(nxt_tok) and case(nxt_tok) == case(tok) and (
+                (tok.lower() in _PAIR_HEADS and namey(nxt_tok, False))
+                or (tok.lower() in last and tok.lower() not in stop and nxt_tok.lower() in first
+                    and nxt_tok.lower() not in stop and not _is_cjk(tok)))
+            if namey(tok, True) or pair_only:
                 j, names = i + 1, 1
                 while j < n and _adjacent(text, tokens[j - 1][1], tokens[j][0]):
                     t = tokens[j][2]
@@ -185,6 +191,9 @@ class NameRecognizer:
                     out.append(Span(s, tokens[j - 1][1], "PERSON", 0.75, "names:list"))
                     i = j
                     continue
+                if pair_only:
+                    i += 1
+                    continue
                 # a lone capitalised first name inside a sentence
                 before = text[max(0, s - 3):s]
                 nxt = tokens[i + 1][2].lower() if i + 1 < n else ""
@@ -200,11 +209,14 @@ class NameRecognizer:
                 i += 1
                 continue
             cue = cues.get(s)
-            if cue and tok.lower() not in stop and not tok.isdigit():
+            capital_ok = case(tok) == "title" and tok.lower() not in en_stop and tok.lower() not in _NOT_NAMES_AFTER_CUE
+            if cue and (tok.lower() not in stop or capital_ok) and not tok.isdigit() \
+                    and tok.lower() not in _NOT_NAMES_AFTER_CUE:
                 j = i
                 while j < n and j - i < 3 and (j == i or _adjacent(text, tokens[j - 1][1], tokens[j][0])):
                     t = tokens[j][2]
-                    if t.lower() in stop or not (t.lower() in known or t[:1].isupper()):
+                    if (t.lower() in stop and not (j == i and capital_ok)) or not (t.lower() in known or t[:1].isupper()) \
+                            or (j > i and case(tok) == "title" and case(t) != "title"):
                         break
                     j += 1
                 signoff = _SIGNOFF.search(cue.group()) and re.match(r"\s*(?:$|['\"”’\n!.])", text[e:])
@@ -219,6 +231,12 @@ class NameRecognizer:
             run = _list_name_run(text, m.end(), known, first)
             if run:
                 out.append(Span(m.end(), run, "PERSON", 0.6, "names:weak_cue"))
+        for m in _PAIR_AND.finditer(text):
+            a, b = m.group(1), m.group(2)
+            if (a.lower() in first or b.lower() in first) and a.lower() not in head_stop and b.lower() not in head_stop \
+                    and a.lower() not in _PLACES and b.lower() not in _PLACES:
+                out.append(Span(m.start(1), m.end(1), "PERSON", 0.6, "names:pair"))
+                out.append(Span(m.start(2), m.end(2), "PERSON", 0.6, "names:pair"))
         out += _foreign_script_names(text)
         for m in _CYR_GREEK_NAME.finditer(text):
             out.append(Span(m.start(), m.end(), "PERSON", 0.7, "names:cyrillic_greek"))
@@ -227,6 +245,15 @@ class NameRecognizer:
         return out
 
 
+# Given names that are also everyday words: a name only when a listed surname follows ("mary jones").
+_PAIR_HEADS = frozenset(("mary", "rose", "grace", "hope", "joy", "faith", "iris", "ivy", "lily", "holly", "daisy",
+                         "april", "june", "summer", "dawn", "crystal", "ruby", "pearl", "amber", "jade", "violet",
+                         "mark", "bill", "frank", "jack", "will", "drew", "dean", "ray", "rob", "pat", "max", "guy",
+                         "lance", "chase", "miles", "sandy", "penny", "ted", "ben", "tom", "dan", "sam", "art"))
+# Capitalised words after a cue ("Hi", "Dear", "my boss") that are not names.
+_NOT_NAMES_AFTER_CUE = frozenset(("team", "all", "everyone", "there", "again", "sir", "madam", "guys", "folks",
+                                  "friends", "colleagues", "customer", "customers", "mr", "mrs", "ms", "dr"))
+_PAIR_AND = re.compile(r"(?<![\w&])([A-Z][a-z]{2,})\s?(?:&|and)\s?([A-Z][a-z]{2,})(?![\w&])")
 # Verbs and prepositions after which a lower-case list name is a person ("cc rachel", "ask dr ng").
 _WEAK_CUE = re.compile(r"(?i)(?<![\w])(?:reply to|write to|send (?:it )?to|cc|bcc|ask|tell|text|ping|email|pick up|"
                        r"invite|remind|thank|sign it|sign as|signed|from|with|for|dr\.?|and|me and)\s+(?=[^\W\d_])")
@@ -321,7 +348,8 @@ _PARTICLES = frozenset(("de", "da", "do", "das", "dos", "del", "della", "di", "d
 _SIGNOFF = re.compile(r"(?i)thanks|thank you|best|regards|cheers|love|sincerely|yours|sign")
 _HAN_RUN = re.compile(r"[\u4e00-\u9fff]{2,4}")
 _HANGUL_RUN = re.compile(r"[\uac00-\ud7a3]{2,4}")
-_HAN_CUE = re.compile(r"(?:叫|是|给|名字是|姓名[:：]?|联系人[:：]?|致)([\u4e00-\u9fff]{2,4})")
+_HAN_CUE = re.compile(r"(?:叫|是|给|名字是|姓名[:：]?|联系人[:：]?|致|联系|找|问|告诉|通知|请|和|跟|同事|经理|老板|客户|"
+                      r"老师|医生)(?=([\u4e00-\u9fff]{2,4}))")  # a lookahead: cues may follow each other (请联系张伟)
 
 
 def _cjk_names(text: str, last: FrozenSet[str]) -> List[Span]:

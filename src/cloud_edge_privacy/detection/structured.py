@@ -65,7 +65,9 @@ _PATTERN = re.compile("|".join([
     r"(?P<nino>(?<![A-Za-z0-9])[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D](?![A-Za-z0-9]))",
     r"(?P<plate>(?<![A-Za-z0-9])[A-Z]{2}\d{2} ?[A-Z]{3}(?![A-Za-z0-9]))",
     r"(?P<ipv4>(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.]|\.\d))",
-    r"(?P<ipv6>(?<![\w:])(?:[0-9A-Fa-f]{1,4}:){2,7}(?::|[0-9A-Fa-f]{1,4})(?![\w:]))",
+    # IPv6 in full or compressed form ("fe80::1ff:fe23:4567:890a", "2001:db8:85a3::8a2e:370:7334"), zone id
+    # allowed; ipaddress decides (times such as 12:30:45 are not addresses)
+    r"(?P<ipv6>(?<![\w:])(?:[0-9A-Fa-f]{1,4}|:)(?::[0-9A-Fa-f]{0,4}){2,7}(?:%[\w.]+)?(?![\w:]))",
     r"(?P<code>(?<![A-Za-z0-9])(?=[A-Z0-9-]*\d[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9](?:[A-Z0-9]|-(?=[A-Z0-9])){5,}"
     r"(?![A-Za-z0-9]))",
     r"(?P<number>(?<![A-Za-z0-9_+.,/])(?:\+|00)?\(?\d{1,15}\)?(?:(?:[ .-]|\)\s?|\s?\(|\s?-\s?)\(?\d{1,12}\)?){0,6}"
@@ -162,7 +164,7 @@ def _host_is_public(host: str) -> bool:
 
 def _ip_ok(s: str) -> bool:
     try:
-        ip = ipaddress.ip_address(s)
+        ip = ipaddress.ip_address(s.split("%")[0])
     except ValueError:
         return False
     return not (ip.is_loopback or ip.is_unspecified)
@@ -186,11 +188,33 @@ class StructuredRecognizer:
             handler = _HANDLERS.get(kind or "")
             if handler is not None:
                 out.extend(handler(text, m))
+        out.extend(_lowercase_ibans(text, out))
         covered = [(s.start, s.end) for s in out]
         for m in _random_token().finditer(text):
             if looks_random(m.group()) and not any(a <= m.start() and m.end() <= b for a, b in covered):
                 out.append(Span(m.start(), m.end(), "CODE", 0.8, SECRET_PREFIX + "entropy"))
         return out
+
+
+_IBAN_ANY_CASE = re.compile(r"(?i)(?<![a-z0-9])(?=([a-z]{2}\d{2}(?:[ -]?[a-z0-9]){11,34}))")
+
+
+def _lowercase_ibans(text: str, found: List[Span]) -> List[Span]:
+    """IBANs typed in lower or mixed case ("gb82 west 1234 5698 7654 32"), checked by their checksum; a separate
+    scan so that a failed candidate does not hide other identifiers from the one-pass pattern."""
+    out: List[Span] = []
+    for m in _IBAN_ANY_CASE.finditer(text):
+        value = m.group(1)
+        if value.isupper() or any(s.start <= m.start() < s.end for s in found + out):
+            continue
+        # the longest prefix, cut at a space or hyphen or at the end, that is a valid IBAN
+        cuts = [i for i, c in enumerate(value) if c in " -"] + [len(value)]
+        for cut in reversed(cuts):
+            cand = value[:cut]
+            if 15 <= len(re.sub(r"[ -]", "", cand)) <= 34 and _valid_iban(cand.upper().replace("-", " ")):
+                out.append(Span(m.start(), m.start() + cut, "CODE", 0.95, "structured:iban"))
+                break
+    return out
 
 
 def _span(m: "re.Match[str]", group: str, source: str, score: float = 0.9) -> Iterator[Span]:
