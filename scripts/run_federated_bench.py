@@ -1,9 +1,10 @@
 #!/usr/bin/env python
-"""Federated privacy detector benchmark (PrivateAI on TAB): methods x ε x seeds, α sweep, LiRA, the KD teacher.
+"""Federated privacy detector benchmark (PrivateAI on TAB): model families x methods x ε x seeds, α sweep, LiRA,
+the KD teacher; saves the best private detector at ε <= 10 for ``--detector federated``.
 
     python scripts/run_federated_bench.py                   # the default experiment -> examples/TAB/federated_privacy_detector_bench/results/
     python scripts/run_federated_bench.py --smoke --out /tmp/fed   # seconds (tiny model, 6 train / 3 dev docs)
-    python scripts/run_federated_bench.py --export-detector # train FedAvg and save it for --detector federated
+    python scripts/run_federated_bench.py --export-detector --export-method dp_fedavg --export-epsilon 10  # one model
     python scripts/run_federated_bench.py --prepare-ianvs-data  # JSONL files the Ianvs example reads
 
 The distillation teacher is the project's cloud endpoint ($CEP_CLOUD_BASE_URL / $CEP_CLOUD_MODEL /
@@ -36,7 +37,10 @@ def main(argv=None) -> int:
                     help="public text {doc_id: text} for the distillation proxy set")
     ap.add_argument("--out", default=str(RESULTS))
     ap.add_argument("--seeds", type=int, nargs="+", default=None, help="default 0 1 2 (smoke: 0)")
-    ap.add_argument("--methods", nargs="+", default=None)
+    ap.add_argument("--methods", nargs="+", default=None,
+                    help="named methods or compositions <aggregator>+<privacy>[+kd] (see federated/methods.py)")
+    ap.add_argument("--models", nargs="+", default=None, choices=("minilm", "hashed_cnn"),
+                    help="model families (default both: the frozen-MiniLM head and the from-scratch hashed CNN)")
     ap.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 10.0])
     ap.add_argument("--alpha", type=float, default=None, help="Dirichlet alpha of the main grid (default 1)")
     ap.add_argument("--sweep-alphas", type=float, nargs="*", default=None,
@@ -59,7 +63,8 @@ def main(argv=None) -> int:
     ap.add_argument("--export-detector", action="store_true", help="train one detector and save it for the recognizer")
     ap.add_argument("--export-method", default="fedavg")
     ap.add_argument("--export-epsilon", type=float, default=math.inf)
-    ap.add_argument("--export-path", default=None)
+    ap.add_argument("--export-model", default="minilm", choices=("minilm", "hashed_cnn"))
+    ap.add_argument("--export-path", default=None, help="--export-detector: the file; the experiment: a directory")
     ap.add_argument("--merge", nargs="+", default=None, help="merge the grid_rows.json of these dirs into --out")
     ap.add_argument("--prepare-ianvs-data", action="store_true",
                     help="write the example's data/tab_train.jsonl and data/tab_dev.jsonl from the TAB files")
@@ -74,7 +79,8 @@ def main(argv=None) -> int:
 
     from cloud_edge_privacy.federated.experiment import ExperimentSpec, export_detector, run_experiment
     from cloud_edge_privacy.federated.recognizer import MODEL_FILE, default_model_dir
-    from cloud_edge_privacy.federated.simulation import METHODS, FedConfig
+    from cloud_edge_privacy.federated.methods import parse_method
+    from cloud_edge_privacy.federated.simulation import FedConfig
     from cloud_edge_privacy.federated.teacher import TeacherLabeller
 
     cfg = FedConfig.smoke() if a.smoke else FedConfig()
@@ -99,32 +105,35 @@ def main(argv=None) -> int:
         print(prepare_data(str(RESULTS.parent / "data"), a.train, a.dev))
         return 0
     if a.export_detector:
-        if a.export_method in ("teacher_only", "privateai", "privateai_paper"):
+        if parse_method(a.export_method).distill:
             print("--export-detector trains without the proxy set; export a distilled model from the grid instead",
                   file=sys.stderr)
             return 2
         path = a.export_path or str(default_model_dir() / MODEL_FILE)
-        meta = export_detector(a.train, path, method=a.export_method, epsilon=a.export_epsilon, cfg=cfg)
+        meta = export_detector(a.train, path, method=a.export_method, epsilon=a.export_epsilon,
+                               cfg=cfg.with_model(a.export_model))
         print(f"saved {path} ({meta}) in {time.perf_counter() - t0:.1f} s")
         return 0
     spec = ExperimentSpec.smoke() if a.smoke else ExperimentSpec()
     over = {"methods": tuple(a.methods) if a.methods else None, "epsilons": tuple(a.epsilons),
+            "models": tuple(a.models) if a.models else None,
             "seeds": tuple(a.seeds) if a.seeds else None,
             "sweep_alphas": tuple(a.sweep_alphas) if a.sweep_alphas is not None else None,
             "kd_mu_ablation": tuple(a.kd_mu_ablation) if a.kd_mu_ablation is not None else None,
             "n_shadows": a.shadows, "n_proxy": a.proxy_passages, "n_teacher_eval": a.teacher_eval_passages,
             "workers": a.workers, "threads_per_worker": a.threads}
     spec = replace(spec, **{k: v for k, v in over.items() if v is not None})
-    unknown = [m for m in spec.methods if m not in METHODS]
-    if unknown:
-        print(f"--methods: unknown {unknown} (expected some of {METHODS})", file=sys.stderr)
-        return 2
-    export = None if a.smoke else (a.export_path or str(default_model_dir() / MODEL_FILE))
+    for m in spec.methods:
+        try:
+            parse_method(m)
+        except ValueError as exc:
+            print(f"--methods: {exc}", file=sys.stderr)
+            return 2
+    export = None if a.smoke else (a.export_path or str(default_model_dir()))
     # the teacher's audit log: $CEP_CACHE_DIR/kd_teacher_audit.jsonl (hashes only; the text is public anyway)
     labeller = None if a.teacher_labels else TeacherLabeller(allow_llm=not a.teacher_cache_only)
     res = run_experiment(a.train, a.dev, a.out, background_path=a.background, spec=spec, cfg=cfg, labeller=labeller,
-                         log=lambda m: print(m, flush=True), export_path=export, export_method=a.export_method,
-                         teacher_record=a.teacher_labels)
+                         log=lambda m: print(m, flush=True), export_dir=export, teacher_record=a.teacher_labels)
     print(open(os.path.join(a.out, "grid.md"), encoding="utf-8").read())
     print(f"wrote {a.out} in {time.perf_counter() - t0:.1f} s"
           + (f" (teacher LLM calls: {labeller.calls})" if labeller else ""))

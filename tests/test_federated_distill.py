@@ -308,15 +308,16 @@ def test_bench_script_smoke_with_distillation_methods(fake_cloud, monkeypatch, t
             "privateai_paper", "--epsilons", "10", "--threads", "1"]
     assert mod.main(argv) == 0
     blob = json.loads((out / "grid_rows.json").read_text())
-    cells = sorted((r["method"], r["epsilon"]) for r in blob["rows"])
-    assert cells == [("fedavg", math.inf), ("privateai", 10.0), ("privateai", math.inf), ("privateai_paper", 10.0),
-                     ("teacher_only", math.inf)]
+    for kind in ("minilm", "hashed_cnn"):
+        cells = sorted((r["method"], r["epsilon"]) for r in blob["rows"] if r["model"] == kind)
+        assert cells == [("fedavg", math.inf), ("privateai", 10.0), ("privateai", math.inf), ("privateai_paper", 10.0),
+                         ("teacher_only", math.inf)]
     for r in blob["rows"]:
         assert 0 <= r["PSR"] <= 1 and 0 <= r["lira_online_auc"] <= 1 and r["lira_n_shadows"] == 2
         if r["method"].startswith("privateai"):
             assert r["kd"] and "kept" in r["kd"][0]
     md = (out / "grid.md").read_text()
-    assert "| privateai | 10.0 |" in md and "| teacher_only | inf |" in md
+    assert "| hashed_cnn | privateai | 10.0 |" in md and "| minilm | teacher_only | inf |" in md
     assert (out / "lira.md").is_file() and (out / "teacher.md").is_file()
     teacher = json.loads((out / "teacher.json").read_text())
     assert teacher["proxy_summary"]["parsed"] == 4 and teacher["dev_quality"]["scores"]["n_passages"] == 2

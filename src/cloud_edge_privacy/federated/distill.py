@@ -32,7 +32,7 @@ import torch
 
 from ..tab_data import Mention, TabDocument
 from .model import (LABELS, ModelConfig, TokenTagger, Windows, featurize, get_flat, gold_labels, new_model, set_flat,
-                    tokenize, train_epochs)
+                    tokenize, train_epochs, window_arrays)
 from .teacher import TeacherResult
 
 _NGRAM = 12
@@ -195,21 +195,6 @@ class ProxySet:
         return int(self.x.shape[0])
 
 
-def _windows(feats: Sequence[np.ndarray], labels: Sequence[np.ndarray], W: int) -> Tuple[torch.Tensor, torch.Tensor]:
-    xs, ys = [], []
-    for f, lab in zip(feats, labels):
-        for s in range(0, len(f), W):
-            fx = np.zeros((W, 4), dtype=np.int64)
-            fy = np.full(W, -100, dtype=np.int64)
-            k = min(W, len(f) - s)
-            fx[:k], fy[:k] = f[s:s + k], lab[s:s + k]
-            xs.append(fx)
-            ys.append(fy)
-    if not xs:
-        return torch.zeros((0, W, 4), dtype=torch.long), torch.zeros((0, W), dtype=torch.long)
-    return torch.as_tensor(np.stack(xs)), torch.as_tensor(np.stack(ys))
-
-
 def build_proxy_set(passages: Sequence[Passage], results: Sequence[TeacherResult], cfg: ModelConfig,
                     info: Optional[Dict[str, Any]] = None) -> ProxySet:
     """Windows of the passages the teacher labelled (``status == 'ok'``)."""
@@ -224,7 +209,7 @@ def build_proxy_set(passages: Sequence[Passage], results: Sequence[TeacherResult
         offs = tokenize(p.text)
         feats.append(featurize(p.text, offs, cfg))
         labs.append(r.labels)
-    x, y = _windows(feats, labs, cfg.window)
+    x, y = window_arrays(feats, labs, cfg)
     return ProxySet(list(passages), list(results), x, y, dict(info or {}))
 
 
@@ -390,15 +375,10 @@ def train_teacher_only(model: TokenTagger, proxy: ProxySet, epochs: int, lr: flo
 
 def score_spans_on_gold(docs: Sequence[TabDocument], masks: Mapping[str, Sequence[Sequence[int]]]) -> Dict[str, Any]:
     """PSR (entity recall over DIRECT+QUASI entities), ER_di/ER_qi, token recall and precision (TAB rules)."""
-    from ..metrics.tab_official import combine, score_document
+    from ..metrics.psr import psr_scores
     from .simulation import gold_view
 
-    counts = [score_document(gold_view(d), masks.get(d.doc_id, [])) for d in docs]
-    tot = {k: sum(c.get(k, 0) for c in counts) for k in ("entities_di", "entities_di_masked", "entities_qi", "entities_qi_masked")}
-    res = combine(counts)
-    n_ent = tot["entities_di"] + tot["entities_qi"]
-    res["PSR"] = round((tot["entities_di_masked"] + tot["entities_qi_masked"]) / n_ent, 4) if n_ent else float("nan")
-    res["n_entities"] = n_ent
+    res = psr_scores([gold_view(d) for d in docs], [masks.get(d.doc_id, []) for d in docs], digits=4)
     res["n_passages"] = len(docs)
     return res
 

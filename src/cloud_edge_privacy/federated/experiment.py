@@ -1,12 +1,13 @@
-"""The experiment: every method x ε x seed (Dirichlet α = 1), an α sweep, membership inference (loss threshold
-and LiRA), the distillation teacher's own quality; tables and plots.
+"""The experiment: every model family x method x ε x seed (Dirichlet α = 1), an α sweep, membership inference
+(loss threshold and LiRA), the distillation teacher's own quality; tables and plots.
 
 One call of :func:`run_experiment` does it all:
 
 1. public proxy passages (:func:`.distill.proxy_passages`) and their teacher labels (cache first, LLM for
    misses), and the teacher scored against TAB gold on dev passages (:func:`teacher_quality`);
-2. LiRA shadow models (shared by all targets);
-3. the cells: ``grid_cells(methods, ε)`` for every seed at the main α, plus the α-sweep cells at the other α;
+2. the frozen MiniLM's token vectors of every text (disk cache), when the ``minilm`` family is in the grid;
+3. LiRA shadow models per model family (shared by that family's targets);
+4. the cells: ``grid_cells(methods, ε)`` for every model family and seed at the main α, plus the α-sweep cells;
    each cell trains one detector and evaluates PSR / token precision on dev, the loss-threshold MIA and LiRA.
 
 Cells and shadows run in ``workers`` processes (one torch thread each; spawn), longest first.
@@ -21,7 +22,7 @@ import os
 import statistics
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -31,15 +32,16 @@ from .distill import (ProxySet, build_proxy_set, eval_passages, gold_token_share
                       proxy_passages, score_spans_on_gold, teacher_summary)
 from .lira import ShadowRefs, lira_attack, mean_over, shadow_membership, train_shadow
 from .mia import loss_threshold_attack
-from .model import Windows, make_windows, new_model, save_model
-from .simulation import DP_METHODS, KD_METHODS, METHODS, OPTIONAL_DP_METHODS, FedConfig, evaluate_psr, run_method
+from .methods import METHODS, parse_method
+from .model import Windows, make_windows, new_model, save_model, tokenize
+from .simulation import FedConfig, evaluate_psr, run_method
 
 DEFAULT_EPSILONS = (1.0, 10.0)
 DEFAULT_SEEDS = (0, 1, 2)
 # α does not matter to centralized (pooled) or teacher_only (no client data): not in the sweep.
-SWEEP_CELLS: Tuple[Tuple[str, float], ...] = (("local_only", math.inf), ("fedavg", math.inf), ("fedadam", math.inf),
-                                              ("dp_fedavg", 10.0), ("fedadam_ldp_accounted", 10.0),
-                                              ("privateai", 10.0), ("privateai", math.inf))
+SWEEP_CELLS: Tuple[Tuple[str, float], ...] = (("local_only", math.inf), ("fedavg", math.inf), ("dp_fedavg", 10.0),
+                                              ("dp_ftrl", 10.0), ("fedadam_ldp_accounted", 10.0), ("privateai", 10.0))
+MODEL_KINDS = ("minilm", "hashed_cnn")
 _COST = {"dp_fedavg": 3.0, "local_only": 1.4, "privateai": 1.3, "privateai_paper": 1.3}  # relative run time
 ATTACKER_SEED = 12345
 
@@ -47,15 +49,14 @@ ATTACKER_SEED = 12345
 def grid_cells(methods: Sequence[str], epsilons: Sequence[float]) -> List[Tuple[str, float]]:
     """(method, ε) pairs: DP methods at each finite ε, ``privateai`` at each finite ε and ∞, the others at ∞."""
     cells: List[Tuple[str, float]] = []
-    for m in methods:
-        if m not in METHODS:
-            raise ValueError(f"unknown method '{m}' (expected one of {METHODS})")
-        if m in DP_METHODS:
-            cells.extend((m, float(e)) for e in epsilons)
-        elif m in OPTIONAL_DP_METHODS:
-            cells.extend([(m, float(e)) for e in epsilons] + [(m, math.inf)])
+    for name in methods:
+        m = parse_method(name)
+        if m.needs_epsilon:
+            cells.extend((name, float(e)) for e in epsilons)
+        elif m.takes_epsilon:
+            cells.extend([(name, float(e)) for e in epsilons] + [(name, math.inf)])
         else:
-            cells.append((m, math.inf))
+            cells.append((name, math.inf))
     return cells
 
 
@@ -63,6 +64,7 @@ def grid_cells(methods: Sequence[str], epsilons: Sequence[float]) -> List[Tuple[
 class ExperimentSpec:
     """What :func:`run_experiment` runs (the defaults are the committed default experiment)."""
 
+    models: Tuple[str, ...] = MODEL_KINDS
     methods: Tuple[str, ...] = METHODS
     epsilons: Tuple[float, ...] = DEFAULT_EPSILONS
     seeds: Tuple[int, ...] = DEFAULT_SEEDS
@@ -93,10 +95,15 @@ class CellContext:
     train_docs: List[TabDocument]
     dev_docs: List[TabDocument]
     proxy: Optional[ProxySet]
-    refs: Optional[ShadowRefs]
+    refs: Dict[str, ShadowRefs]
     cfg: FedConfig
-    export_path: Optional[str] = None
-    export_key: Optional[Tuple[str, float, int, float]] = None
+    proxies: Dict[str, ProxySet] = field(default_factory=dict)
+
+    def cfg_for(self, kind: str) -> FedConfig:
+        return self.cfg.with_model(kind)
+
+    def proxy_for(self, kind: str) -> Optional[ProxySet]:
+        return self.proxies.get(kind, self.proxy)
 
 
 def evaluate_run(run: Dict[str, Any], train_docs: Sequence[TabDocument], dev_docs: Sequence[TabDocument],
@@ -121,58 +128,54 @@ def evaluate_run(run: Dict[str, Any], train_docs: Sequence[TabDocument], dev_doc
     return res
 
 
-def _pool_windows(ctx: CellContext) -> Tuple[Windows, np.ndarray, List[int], List[int]]:
+def _pool_windows(ctx: CellContext, cfg: FedConfig) -> Tuple[Windows, np.ndarray, List[int], List[int]]:
     """The LiRA candidate pool (train ∪ dev windows), each window's document index, member / non-member ids."""
     docs = list(ctx.train_docs) + list(ctx.dev_docs)
-    pool = make_windows(docs, ctx.cfg.model)
+    pool = make_windows(docs, cfg.model)
     index = {d.doc_id: i for i, d in enumerate(docs)}
     wdoc = np.array([index[d] for d in pool.doc_ids], dtype=np.int64)
     n_train = len(ctx.train_docs)
     return pool, wdoc, [i for i in range(len(pool)) if wdoc[i] < n_train], [i for i in range(len(pool)) if wdoc[i] >= n_train]
 
 
-def _shadow_task(ctx: CellContext, s: int, member_matrix: np.ndarray) -> Tuple[int, np.ndarray]:
-    pool, wdoc, _, _ = _pool_windows(ctx)
-    cfg = ctx.cfg
+def _shadow_task(ctx: CellContext, kind: str, s: int, member_matrix: np.ndarray) -> Tuple[int, np.ndarray]:
+    cfg = ctx.cfg_for(kind)
+    pool, wdoc, _, _ = _pool_windows(ctx, cfg)
     return s, train_shadow(pool, wdoc, member_matrix[s], cfg.model, epochs=cfg.rounds * cfg.local_epochs, lr=cfg.lr,
                            batch_size=cfg.batch_size, seed=ATTACKER_SEED + s)
 
 
-def run_cell(ctx: CellContext, method: str, eps: float, seed: int, alpha: float,
+def run_cell(ctx: CellContext, kind: str, method: str, eps: float, seed: int, alpha: float,
              kd_mu: Optional[float] = None) -> Dict[str, Any]:
-    """Train and evaluate one (method, ε, seed, α) cell; returns its row (no model objects).
+    """Train and evaluate one (model family, method, ε, seed, α) cell; returns its row (no model objects).
 
     ``kd_mu`` overrides the distillation confidence threshold μ (an ablation; the row's method is then
     ``<method>_mu<μ>``).
     """
-    cfg = replace(ctx.cfg, alpha=alpha)
+    cfg = replace(ctx.cfg_for(kind), alpha=alpha)
     if kd_mu is not None:
         cfg = replace(cfg, kd=replace(cfg.kd, mu=kd_mu))
     dev_windows = make_windows(ctx.dev_docs, cfg.model)
-    run = run_method(method, ctx.train_docs, cfg, seed, eps, proxy=ctx.proxy)
+    run = run_method(method, ctx.train_docs, cfg, seed, eps, proxy=ctx.proxy_for(kind))
     ev = evaluate_run(run, ctx.train_docs, ctx.dev_docs, dev_windows, cfg, seed)
     label = method if kd_mu is None else f"{method}_mu{kd_mu:g}"
-    row: Dict[str, Any] = {"method": label, "epsilon": eps, "seed": seed, "alpha": alpha,
+    row: Dict[str, Any] = {"model": kind, "method": label, "epsilon": eps, "seed": seed, "alpha": alpha,
                            "train_seconds": round(run["seconds"], 1),
                            **{k: ev[k] for k in ("PSR", "token_precision", "token_recall", "ER_di", "ER_qi", "mia_auc",
                                                  "mia_tpr_at_1fpr", "mia_n_members", "n_entities")},
                            "privacy": run["privacy"]}
-    if ctx.refs is not None:
-        pool, wdoc, mem, non = _pool_windows(ctx)
+    refs = ctx.refs.get(kind)
+    if refs is not None:
+        pool, wdoc, mem, non = _pool_windows(ctx, cfg)
         if "models" in run:
-            row.update(mean_over([lira_attack(m, pool, ctx.refs, [i for i in mem if wdoc[i] in set(run["parts"][k])], non,
+            row.update(mean_over([lira_attack(m, pool, refs, [i for i in mem if wdoc[i] in set(run["parts"][k])], non,
                                               seed) for k, m in enumerate(run["models"])]))
         else:
-            row.update(lira_attack(run["model"], pool, ctx.refs, mem, non, seed))
+            row.update(lira_attack(run["model"], pool, refs, mem, non, seed))
     if "kd" in run:
         row["kd"] = run["kd"]
     if kd_mu is not None:
         row["variant"] = {"kd_mu": kd_mu}
-    if ctx.export_path and kd_mu is None and ctx.export_key == (method, eps, seed, alpha) and "model" in run:
-        os.makedirs(os.path.dirname(os.path.abspath(ctx.export_path)), exist_ok=True)
-        save_model(run["model"], ctx.export_path, {"method": method, "epsilon": eps, "seed": seed, "alpha": alpha,
-                                                   "threshold": cfg.threshold, "privacy": run["privacy"],
-                                                   "dev_PSR": row["PSR"], "dev_token_precision": row["token_precision"]})
     return row
 
 
@@ -233,9 +236,13 @@ def teacher_quality(labeller: Any, dev_docs: Sequence[TabDocument], n: int, pass
 
 def run_experiment(train_path: str, dev_path: str, out_dir: str, *, background_path: Optional[str] = None,
                    spec: Optional[ExperimentSpec] = None, cfg: Optional[FedConfig] = None, labeller: Any = None,
-                   log: Callable[[str], None] = print, export_path: Optional[str] = None,
-                   export_method: str = "fedavg", teacher_record: Optional[str] = None) -> Dict[str, Any]:
+                   log: Callable[[str], None] = print, export_dir: Optional[str] = None,
+                   teacher_record: Optional[str] = None) -> Dict[str, Any]:
     """Run the experiment and write ``out_dir``: grid / α sweep / LiRA / teacher tables, rows JSON and plots.
+
+    ``export_dir``: after the grid, retrain (seed of the first seed) and save there the best private detector
+    at ε <= 10 (:func:`pick_best_private`) as ``federated_detector.pt`` and the non-private centralised model of
+    the same family as ``centralized_detector.pt``.
 
     A distillation method needs ``labeller`` (a :class:`~.teacher.TeacherLabeller`) or ``teacher_record`` (a
     saved ``teacher_labels.json``, re-read against the public background text; the teacher is then not scored
@@ -250,7 +257,8 @@ def run_experiment(train_path: str, dev_path: str, out_dir: str, *, background_p
     os.makedirs(out_dir, exist_ok=True)
     main_cells = grid_cells(spec.methods, spec.epsilons)
     sweep = [(m, e, a) for a in spec.sweep_alphas for m, e in spec.sweep_cells if m in spec.methods]
-    need_kd = any(m in KD_METHODS for m, _ in main_cells) or any(m in KD_METHODS for m, _, _ in sweep)
+    need_kd = (any(parse_method(m).distill for m, _ in main_cells)
+               or any(parse_method(m).distill for m, _, _ in sweep))
     timings: Dict[str, float] = {}
     proxy: Optional[ProxySet] = None
     teacher_meta: Dict[str, Any] = {}
@@ -275,6 +283,7 @@ def run_experiment(train_path: str, dev_path: str, out_dir: str, *, background_p
         if any(p.source in private_ids for p in passages):
             raise ValueError("a proxy passage comes from a client or dev document; the proxy set must be public text")
         proxy = build_proxy_set(passages, results, cfg.model, pinfo)
+        proxies = {kind: build_proxy_set(passages, results, cfg.with_model(kind).model, pinfo) for kind in spec.models}
         timings["teacher_proxy_seconds"] = round(time.perf_counter() - t, 1)
         teacher_meta["proxy_summary"] = teacher_summary(results)
         if labeller is not None and spec.n_teacher_eval:
@@ -291,71 +300,125 @@ def run_experiment(train_path: str, dev_path: str, out_dir: str, *, background_p
                        "records": [r.to_record() for r in results]}, fh, indent=1, ensure_ascii=False)
         write_teacher_report(out_dir, teacher_meta)
         log(f"teacher: {teacher_meta['proxy_summary']}")
-    ctx = CellContext(list(train_docs), list(dev_docs), proxy, None, cfg, export_path,
-                      (export_method, math.inf, spec.seeds[0], cfg.alpha) if export_path else None)
-    refs: Optional[ShadowRefs] = None
+    if "minilm" in spec.models:
+        t = time.perf_counter()
+        from .encoder import warm_cache
+
+        texts = [d.text for d in list(train_docs) + list(dev_docs)]
+        n = warm_cache(texts, tokenize, cfg.with_model("minilm").model.window, log=log)
+        timings["encoder_features_seconds"] = round(time.perf_counter() - t, 1)
+        log(f"MiniLM token vectors: {n} of {len(texts)} texts encoded now (the rest from the cache)")
+    ctx = CellContext(list(train_docs), list(dev_docs), proxy, {}, cfg, proxies if need_kd else {})
     if spec.n_shadows:
         t = time.perf_counter()
         matrix = shadow_membership(len(train_docs) + len(dev_docs), spec.n_shadows, ATTACKER_SEED)
-        out = _run_tasks([(_shadow_task, (ctx, s, matrix)) for s in range(spec.n_shadows)], spec.workers,
-                         spec.threads_per_worker, "LiRA shadows")
-        _, wdoc, _, _ = _pool_windows(ctx)
-        losses = np.stack([o[1] for o in sorted(out, key=lambda o: o[0])])
-        refs = ShadowRefs(losses, matrix[:, wdoc])
-        ctx.refs = refs
+        for kind in spec.models:
+            out = _run_tasks([(_shadow_task, (ctx, kind, s, matrix)) for s in range(spec.n_shadows)], spec.workers,
+                             spec.threads_per_worker, f"LiRA shadows ({kind})")
+            _, wdoc, _, _ = _pool_windows(ctx, ctx.cfg_for(kind))
+            losses = np.stack([o[1] for o in sorted(out, key=lambda o: o[0])])
+            ctx.refs[kind] = ShadowRefs(losses, matrix[:, wdoc])
         timings["shadows_seconds"] = round(time.perf_counter() - t, 1)
-    tasks_spec: List[Tuple[str, float, int, float, Optional[float]]] = [
-        (m, e, s, cfg.alpha, None) for s in spec.seeds for m, e in main_cells]
-    tasks_spec += [(m, e, s, a, None) for m, e, a in sweep for s in spec.seeds]
-    tasks_spec += [(m, e, s, cfg.alpha, mu) for mu in spec.kd_mu_ablation for s in spec.seeds for m, e in main_cells
-                   if m == "privateai"]
-    tasks_spec.sort(key=lambda c: -_COST.get(c[0], 1.0))
+    tasks_spec: List[Tuple[str, str, float, int, float, Optional[float]]] = [
+        (k, m, e, s, cfg.alpha, None) for k in spec.models for s in spec.seeds for m, e in main_cells]
+    tasks_spec += [(k, m, e, s, a, None) for k in spec.models for m, e, a in sweep for s in spec.seeds]
+    tasks_spec += [(k, m, e, s, cfg.alpha, mu) for k in spec.models for mu in spec.kd_mu_ablation
+                   for s in spec.seeds for m, e in main_cells if m == "privateai"]
+    tasks_spec.sort(key=lambda c: -_COST.get(c[1], 1.0))
     rows: List[Dict[str, Any]] = []
     meta: Dict[str, Any] = {"config": asdict(cfg), "spec": asdict(spec), "seeds": list(spec.seeds),
+                            "models": {k: asdict(ctx.cfg_for(k).model) for k in spec.models},
                             "n_train_docs": len(train_docs), "n_dev_docs": len(dev_docs),
                             "n_dev_windows": len(make_windows(dev_docs, cfg.model)), "main_alpha": cfg.alpha,
                             "workers": spec.workers, "threads_per_worker": spec.threads_per_worker,
                             "cpu_count": os.cpu_count(), "loadavg_start": [round(v, 2) for v in load0],
-                            "mia_untrained_reference": {str(s): loss_threshold_attack(
-                                new_model(cfg.model, s), make_windows(train_docs, cfg.model),
-                                make_windows(dev_docs, cfg.model), s) for s in spec.seeds}}
-    if refs is not None:
-        # LiRA against the untrained initial model: what the attack reports for a model that learnt nothing
-        # (train and dev windows differ in content, and the shadows' IN/OUT gap differs per window)
-        pool, _, mem, non = _pool_windows(ctx)
-        meta["lira_untrained_reference"] = {str(s): lira_attack(new_model(cfg.model, s), pool, refs, mem, non, s)
-                                            for s in spec.seeds}
+                            "mia_untrained_reference": {}, "lira_untrained_reference": {}}
+    for kind in spec.models:
+        mcfg = ctx.cfg_for(kind).model
+        meta["mia_untrained_reference"][kind] = {str(s): loss_threshold_attack(
+            new_model(mcfg, s), make_windows(train_docs, mcfg), make_windows(dev_docs, mcfg), s) for s in spec.seeds}
+        if kind in ctx.refs:
+            # LiRA against the untrained initial model: what the attack reports for a model that learnt nothing
+            # (train and dev windows differ in content, and the shadows' IN/OUT gap differs per window)
+            pool, _, mem, non = _pool_windows(ctx, ctx.cfg_for(kind))
+            meta["lira_untrained_reference"][kind] = {
+                str(s): lira_attack(new_model(mcfg, s), pool, ctx.refs[kind], mem, non, s) for s in spec.seeds}
+    meta["everything_precision"] = everything_precision(dev_docs)
     t_cells = time.perf_counter()
 
     def done(row: Dict[str, Any]) -> None:
         rows.append(row)
-        log(f"[{time.perf_counter() - t_all:7.1f}s] {row['method']:22s} eps={row['epsilon']:<5} a={row['alpha']:<4} "
+        log(f"[{time.perf_counter() - t_all:7.1f}s] {row['model']:10s} {row['method']:22s} eps={row['epsilon']:<5} a={row['alpha']:<4} "
             f"seed={row['seed']} PSR={row['PSR']:.3f} tokP={row['token_precision']:.3f} MIA={row['mia_auc']:.3f} "
             f"LiRA={row.get('lira_online_auc', float('nan')):.3f}")
         meta.update(wall_seconds=round(time.perf_counter() - t_all, 1), timings=timings, complete=False)
         dump_results(out_dir, rows, meta, teacher_meta, plots=False)
 
-    _run_tasks([(run_cell, (ctx, m, e, s, a, mu)) for m, e, s, a, mu in tasks_spec], spec.workers, spec.threads_per_worker,
+    _run_tasks([(run_cell, (ctx, *task)) for task in tasks_spec], spec.workers, spec.threads_per_worker,
                "grid cells", on_done=done)
     timings["cells_seconds"] = round(time.perf_counter() - t_cells, 1)
+    if export_dir:
+        t = time.perf_counter()
+        meta["exported"] = export_models(ctx, rows, export_dir, spec.seeds[0], log)
+        timings["export_seconds"] = round(time.perf_counter() - t, 1)
     meta.update(wall_seconds=round(time.perf_counter() - t_all, 1), timings=timings, complete=True,
                 loadavg_end=[round(v, 2) for v in os.getloadavg()])
     dump_results(out_dir, rows, meta, teacher_meta, plots=True)
     return {"rows": rows, "meta": meta, "teacher": teacher_meta}
 
 
-def run_grid(train_path: str, dev_path: str, out_dir: str, *, methods: Sequence[str] = METHODS,
-             epsilons: Sequence[float] = DEFAULT_EPSILONS, seeds: Sequence[int] = (0,), cfg: Optional[FedConfig] = None,
-             max_train_docs: Optional[int] = None, max_dev_docs: Optional[int] = None,
-             log: Callable[[str], None] = print, export_path: Optional[str] = None, export_method: str = "fedavg",
-             background_path: Optional[str] = None, labeller: Any = None, n_shadows: int = 0,
-             workers: int = 1) -> List[Dict[str, Any]]:
-    """The main grid only (no α sweep); kept for callers of the earlier API. Returns the rows."""
-    spec = ExperimentSpec(methods=tuple(methods), epsilons=tuple(epsilons), seeds=tuple(seeds), sweep_alphas=(),
-                          n_shadows=n_shadows, n_teacher_eval=0, workers=workers, max_train_docs=max_train_docs,
-                          max_dev_docs=max_dev_docs)
-    return run_experiment(train_path, dev_path, out_dir, background_path=background_path, spec=spec, cfg=cfg,
-                          labeller=labeller, log=log, export_path=export_path, export_method=export_method)["rows"]
+def everything_precision(dev_docs: Sequence[TabDocument]) -> float:
+    """TAB token precision of a detector that masks every token of dev (the floor a mask-all row sits on)."""
+    from ..metrics.psr import psr_scores
+    from .simulation import gold_view
+
+    return float(psr_scores([gold_view(d) for d in dev_docs], [[[0, len(d.text)]] for d in dev_docs])["token_precision"])
+
+
+def pick_best_private(rows: Sequence[Dict[str, Any]], max_epsilon: float = 10.0,
+                      min_precision: float = 0.6) -> Optional[Tuple[str, str, float]]:
+    """(model, method, ε) of the DP cell at the main α with ε <= ``max_epsilon`` and the highest mean PSR among
+    those with mean token precision >= ``min_precision`` (None if no cell qualifies)."""
+    best: Optional[Tuple[float, Tuple[str, str, float]]] = None
+    for key in _keys(rows):
+        model, method, eps = key
+        if not (math.isfinite(eps) and eps <= max_epsilon) or "_mu" in method:
+            continue
+        rs = [r for r in rows if _key(r) == key and not r.get("variant")]
+        prec = [float(r["token_precision"]) for r in rs if r["token_precision"] == r["token_precision"]]
+        if not rs or not prec or statistics.mean(prec) < min_precision:
+            continue
+        psr = statistics.mean(float(r["PSR"]) for r in rs)
+        if best is None or psr > best[0]:
+            best = (psr, key)
+    return best[1] if best else None
+
+
+def export_models(ctx: CellContext, rows: Sequence[Dict[str, Any]], out_dir: str, seed: int,
+                  log: Callable[[str], None]) -> Dict[str, Any]:
+    """Retrain and save the best private cell (``federated_detector.pt``, read by ``--detector federated``) and the
+    centralised model of the same family (``centralized_detector.pt``), both with the given seed."""
+    from .recognizer import CENTRALIZED_FILE, MODEL_FILE
+
+    main = [r for r in rows if float(r.get("alpha", ctx.cfg.alpha)) == ctx.cfg.alpha]
+    best = pick_best_private(main)
+    if best is None:
+        log("export: no DP cell at ε <= 10 reaches token precision 0.6; nothing exported")
+        return {}
+    kind, method, eps = best
+    out: Dict[str, Any] = {}
+    for fname, (m, e) in ((MODEL_FILE, (method, eps)), (CENTRALIZED_FILE, ("centralized", math.inf))):
+        cfg = ctx.cfg_for(kind)
+        run = run_method(m, ctx.train_docs, cfg, seed, e, proxy=ctx.proxy_for(kind))
+        path = os.path.join(out_dir, fname)
+        os.makedirs(out_dir, exist_ok=True)
+        ev = evaluate_psr(run["model"], ctx.dev_docs, cfg.threshold)
+        meta = {"model": kind, "method": m, "epsilon": e, "seed": seed, "alpha": cfg.alpha, "threshold": cfg.threshold,
+                "privacy": run["privacy"], "dev_PSR": ev["PSR"], "dev_token_precision": ev["token_precision"]}
+        save_model(run["model"], path, meta)
+        out[fname] = {k: v for k, v in meta.items() if k != "privacy"}
+        log(f"export: {path} ({kind} {m} ε={e}: dev PSR {ev['PSR']:.3f}, token precision {ev['token_precision']:.3f})")
+    return out
 
 
 # --- tables and plots ------------------------------------------------------------------------------------------
@@ -367,8 +430,7 @@ def dump_results(out_dir: str, rows: Sequence[Dict[str, Any]], meta: Dict[str, A
         json.dump({"meta": meta, "rows": list(rows)}, fh, indent=1, default=str)
     write_tables(out_dir, rows, meta)
     if plots and rows:
-        plot_grid([r for r in rows if float(r.get("alpha", meta.get("main_alpha", 1.0))) == float(meta.get("main_alpha", 1.0))],
-                  out_dir)
+        plot_grid(_main_rows(rows, meta), out_dir)
         if len({float(r.get("alpha", 1.0)) for r in rows}) > 1:
             plot_alpha(rows, out_dir)
 
@@ -383,9 +445,9 @@ def write_tables(out_dir: str, rows: Sequence[Dict[str, Any]], meta: Dict[str, A
     main = _main_rows(rows, meta)
     if not main:
         return
-    table = summarize(main)
+    table = summarize(main, meta.get("everything_precision"))
     with open(os.path.join(out_dir, "grid.csv"), "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(table[0]))
+        w = csv.DictWriter(fh, fieldnames=list(dict.fromkeys(c for r in table for c in r)))
         w.writeheader()
         w.writerows(table)
     with open(os.path.join(out_dir, "grid.md"), "w", encoding="utf-8") as fh:
@@ -421,13 +483,18 @@ def _span_of(vals: Sequence[Any], infinite: bool) -> str:
     return f"{v[0]:g}" if len(v) == 1 else f"{v[0]:g}-{v[-1]:g}"
 
 
-def _keys(rows: Sequence[Dict[str, Any]]) -> List[Tuple[str, float]]:
-    keys: List[Tuple[str, float]] = []
-    for r in rows:
-        k = (r["method"], float(r["epsilon"]))
-        if k not in keys:
-            keys.append(k)
-    return sorted(keys, key=lambda k: (_method_order(k[0]), k[1]))
+def _key(r: Dict[str, Any]) -> Tuple[str, str, float]:
+    """(model family, method, ε) of a row; rows from before the model column are ``hashed_cnn``."""
+    return (str(r.get("model", "hashed_cnn")), r["method"], float(r["epsilon"]))
+
+
+def _keys(rows: Sequence[Dict[str, Any]]) -> List[Tuple[str, str, float]]:
+    keys = list(dict.fromkeys(_key(r) for r in rows))
+    return sorted(keys, key=lambda k: (_model_order(k[0]), _method_order(k[1]), k[2]))
+
+
+def _model_order(kind: str) -> int:
+    return MODEL_KINDS.index(kind) if kind in MODEL_KINDS else 99
 
 
 def _method_order(m: str) -> Tuple[int, str]:
@@ -436,17 +503,35 @@ def _method_order(m: str) -> Tuple[int, str]:
     return (METHODS.index(base) if base in METHODS else 99, m)
 
 
-def summarize(rows: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
-    """One row per (method, ε): mean ± sd over seeds."""
+def _eps_label(e: float) -> str:
+    return "inf" if math.isinf(e) else f"{e:g}"
+
+
+def verdict(rows: Sequence[Dict[str, Any]], everything: Optional[float]) -> str:
+    """``tags everything`` (mean token precision within 1.5x of a mask-all detector's), ``tags almost nothing``
+    (mean PSR < 0.05) or ''."""
+    prec = [float(r["token_precision"]) for r in rows if r["token_precision"] == r["token_precision"]]
+    psr = statistics.mean(float(r["PSR"]) for r in rows)
+    if everything and prec and statistics.mean(prec) <= 1.5 * everything:
+        return "tags everything"
+    if psr < 0.05:
+        return "tags almost nothing"
+    return ""
+
+
+def summarize(rows: Sequence[Dict[str, Any]], everything: Optional[float] = None) -> List[Dict[str, Any]]:
+    """One row per (model family, method, ε): mean ± sd over seeds."""
     out: List[Dict[str, Any]] = []
-    for m, e in _keys(rows):
-        rs = [r for r in rows if r["method"] == m and float(r["epsilon"]) == e]
+    for key in _keys(rows):
+        kind, m, e = key
+        rs = [r for r in rows if _key(r) == key]
         paper = [r["privacy"].get("epsilon_per_round_paper") for r in rs]
         row = {
-            "method": m, "epsilon_target": "inf" if math.isinf(e) else e,
+            "model": kind, "method": m, "epsilon_target": "inf" if math.isinf(e) else e,
             "epsilon_per_round_paper": _span_of(paper, False) if any(p not in (None, "") for p in paper) else "",
             "epsilon_total_accounted": _span_of([r["privacy"].get("epsilon_total_rdp") for r in rs], math.isinf(e)),
             "PSR": _mean_sd(r["PSR"] for r in rs), "token_precision": _mean_sd(r["token_precision"] for r in rs),
+            "note": verdict(rs, everything),
             "mia_auc": _mean_sd(r["mia_auc"] for r in rs), "mia_tpr_at_1fpr": _mean_sd(r["mia_tpr_at_1fpr"] for r in rs),
         }
         if any("lira_online_auc" in r for r in rs):
@@ -457,21 +542,40 @@ def summarize(rows: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
     return out
 
 
+def _reference_text(ref: Dict[str, Any], field_names: Sequence[str]) -> str:
+    """Per family and seed, the attack figures against the untrained initial model."""
+    parts = []
+    for kind, per_seed in sorted(ref.items()):
+        if isinstance(per_seed, dict) and per_seed and all(isinstance(v, dict) for v in per_seed.values()):
+            if any(f in v for v in per_seed.values() for f in field_names):  # old format: {seed: {...}}
+                parts.append(f"seed {kind}: " + " / ".join(str(per_seed.get(f)) for f in field_names))
+                continue
+            parts.append(f"{kind}: " + ", ".join(f"seed {s}: " + " / ".join(str(v.get(f)) for f in field_names)
+                                                  for s, v in sorted(per_seed.items())))
+    return "; ".join(parts)
+
+
 def markdown_table(table: Sequence[Dict[str, Any]], meta: Dict[str, Any]) -> str:
     """The table in Markdown, preceded by what was run."""
     cols = list(dict.fromkeys(c for r in table for c in r))
-    ref = meta.get("mia_untrained_reference") or {}
     lines = [f"Seeds {meta['seeds']}; Dirichlet α = {meta.get('main_alpha', 1.0)}; train docs {meta['n_train_docs']} "
              f"(clients), dev docs {meta['n_dev_docs']} (PSR over the dev DIRECT+QUASI entities); MIA on "
              f"{meta['n_dev_windows']} dev windows as non-members vs as many member windows; "
              f"wall time of the whole experiment {meta.get('wall_seconds')} s "
              f"({meta.get('workers', 1)} worker process(es) x {meta.get('threads_per_worker', 1)} torch thread(s); "
-             f"phases {meta.get('timings', {})}).",
-             "MIA AUC of the untrained initial model (reference, per seed): "
-             + ", ".join(f"seed {k}: {v['mia_auc']}" for k, v in sorted(ref.items())) + ".", "",
+             f"phases {meta.get('timings', {})}; load average at start {meta.get('loadavg_start')}, "
+             f"at end {meta.get('loadavg_end')}).",
+             f"A detector masking every dev token has token precision {meta.get('everything_precision')}; note "
+             "'tags everything' = mean token precision within 1.5x of that.",
+             "MIA AUC of the untrained initial model (reference): "
+             + _reference_text(meta.get("mia_untrained_reference") or {}, ("mia_auc",)) + ".", "",
              "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     lines += ["| " + " | ".join(str(r.get(c, "")) for c in cols) + " |" for r in table]
     return "\n".join(lines) + "\n"
+
+
+def _sweep_cells(rows: Sequence[Dict[str, Any]]) -> List[Tuple[str, str, float]]:
+    return [k for k in _keys(rows) if len({float(r.get("alpha", 1.0)) for r in rows if _key(r) == k}) > 1]
 
 
 def alpha_table(rows: Sequence[Dict[str, Any]]) -> str:
@@ -479,15 +583,13 @@ def alpha_table(rows: Sequence[Dict[str, Any]]) -> str:
     alphas = sorted({float(r.get("alpha", 1.0)) for r in rows})
     if len(alphas) < 2:
         return ""
-    cells = [k for k in _keys(rows) if len({float(r.get("alpha", 1.0)) for r in rows
-                                            if (r["method"], float(r["epsilon"])) == k}) > 1]
-    head = ["method", "epsilon"] + [f"α={a:g}: PSR / tokP / MIA AUC" for a in alphas] + ["seeds"]
+    head = ["model", "method", "epsilon"] + [f"α={a:g}: PSR / tokP / MIA AUC" for a in alphas] + ["seeds"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for m, e in cells:
-        cols = [m, "inf" if math.isinf(e) else f"{e:g}"]
+    for key in _sweep_cells(rows):
+        cols = [key[0], key[1], _eps_label(key[2])]
         n = set()
         for a in alphas:
-            rs = [r for r in rows if r["method"] == m and float(r["epsilon"]) == e and float(r.get("alpha", 1.0)) == a]
+            rs = [r for r in rows if _key(r) == key and float(r.get("alpha", 1.0)) == a]
             n.add(len(rs))
             cols.append(" / ".join(_mean_sd(r[k] for r in rs) for k in ("PSR", "token_precision", "mia_auc")) if rs else "")
         cols.append("/".join(str(x) for x in sorted(n)))
@@ -496,21 +598,20 @@ def alpha_table(rows: Sequence[Dict[str, Any]]) -> str:
 
 
 def lira_table(rows: Sequence[Dict[str, Any]], meta: Dict[str, Any]) -> str:
-    """Offline and online LiRA per (method, ε), mean ± sd over seeds, with the loss-threshold attack beside."""
+    """Offline and online LiRA per (model, method, ε), mean ± sd over seeds, with the loss-threshold attack beside."""
     ref = meta.get("lira_untrained_reference") or {}
-    intro = ("LiRA against the untrained initial model (reference, per seed; offline / online AUC): "
-             + ", ".join(f"seed {k}: {v.get('lira_auc')} / {v.get('lira_online_auc')}" for k, v in sorted(ref.items()))
-             + ".\n\n") if ref else ""
-    head = ["method", "epsilon", "ε total", "LiRA offline AUC", "offline TPR@1%FPR", "LiRA online AUC",
+    intro = ("LiRA against the untrained initial model (reference; offline / online AUC): "
+             + _reference_text(ref, ("lira_auc", "lira_online_auc")) + ".\n\n") if ref else ""
+    head = ["model", "method", "epsilon", "ε total", "LiRA offline AUC", "offline TPR@1%FPR", "LiRA online AUC",
             "online TPR@1%FPR", "loss-threshold AUC", "n member = n non-member", "shadows", "seeds"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for m, e in _keys(rows):
-        rs = [r for r in rows if r["method"] == m and float(r["epsilon"]) == e and "lira_auc" in r]
+    for key in _keys(rows):
+        rs = [r for r in rows if _key(r) == key and "lira_auc" in r]
         if not rs:
             continue
         lines.append("| " + " | ".join([
-            m, "inf" if math.isinf(e) else f"{e:g}",
-            _span_of([r["privacy"].get("epsilon_total_rdp") for r in rs], math.isinf(e)),
+            key[0], key[1], _eps_label(key[2]),
+            _span_of([r["privacy"].get("epsilon_total_rdp") for r in rs], math.isinf(key[2])),
             _mean_sd(r["lira_auc"] for r in rs), _mean_sd(r["lira_tpr_at_1fpr"] for r in rs),
             _mean_sd(r["lira_online_auc"] for r in rs), _mean_sd(r["lira_online_tpr_at_1fpr"] for r in rs),
             _mean_sd(r["mia_auc"] for r in rs), _span_of([r["lira_online_n_each"] for r in rs], False),
@@ -519,20 +620,20 @@ def lira_table(rows: Sequence[Dict[str, Any]], meta: Dict[str, Any]) -> str:
 
 
 def kd_table(rows: Sequence[Dict[str, Any]]) -> str:
-    """What the distillation steps kept: per (method, ε), means over seeds of each KD step (rounds 2, 4, ...)."""
-    head = ["method", "epsilon", "KD steps", "proxy tokens", "teacher entity tokens", "kept tokens per step",
+    """What the distillation steps kept: per (model, method, ε), means over seeds of each KD step (rounds 2, 4, ...)."""
+    head = ["model", "method", "epsilon", "KD steps", "proxy tokens", "teacher entity tokens", "kept tokens per step",
             "kept entity tokens per step", "steps that trained", "seeds"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for m, e in _keys(rows):
-        rs = [r for r in rows if r["method"] == m and float(r["epsilon"]) == e and r.get("kd")]
+    for key in _keys(rows):
+        rs = [r for r in rows if _key(r) == key and r.get("kd")]
         if not rs:
             continue
         n_steps = len(rs[0]["kd"])
-        per_step = lambda key: " / ".join(  # noqa: E731
-            f"{statistics.mean(r['kd'][i][key] for r in rs):.0f}" for i in range(n_steps))
+        per_step = lambda name: " / ".join(  # noqa: E731
+            f"{statistics.mean(r['kd'][i][name] for r in rs):.0f}" for i in range(n_steps))
         trained = sum(sum(1 for k in r["kd"] if k.get("trained")) for r in rs)
         lines.append("| " + " | ".join([
-            m, "inf" if math.isinf(e) else f"{e:g}", str(n_steps), str(rs[0]["kd"][0]["tokens"]),
+            key[0], key[1], _eps_label(key[2]), str(n_steps), str(rs[0]["kd"][0]["tokens"]),
             str(rs[0]["kd"][0]["teacher_entity"]), per_step("kept"), per_step("kept_entity"),
             f"{trained} of {n_steps * len(rs)}", str(len(rs))]) + " |")
     return "\n".join(lines) + "\n"
@@ -566,43 +667,46 @@ def write_teacher_report(out_dir: str, teacher: Dict[str, Any]) -> None:
 
 
 def plot_grid(rows: Sequence[Dict[str, Any]], out_dir: str) -> List[str]:
-    """``psr_vs_epsilon.png`` (PSR, token precision) and ``mia_vs_epsilon.png`` (loss-threshold and LiRA)."""
+    """``psr_vs_epsilon.png`` (PSR, token precision) and ``mia_vs_epsilon.png`` (loss-threshold and LiRA), one
+    line per (model family, method); MiniLM solid, hashed CNN dashed."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     xs = {1.0: 0, 10.0: 1, math.inf: 2}
-    methods = sorted({r["method"] for r in rows}, key=_method_order)
+    lines_of = list(dict.fromkeys((k[0], k[1]) for k in _keys(rows)))
     has_lira = any("lira_online_auc" in r for r in rows)
     mia_panels: Tuple[Tuple[str, str], ...] = (("mia_auc", "loss-threshold MIA AUC"), ("mia_tpr_at_1fpr", "loss-threshold TPR at 1% FPR"))
     if has_lira:
         mia_panels += (("lira_online_auc", "LiRA (online) AUC"), ("lira_online_tpr_at_1fpr", "LiRA (online) TPR at 1% FPR"))
     files = []
+    methods = list(dict.fromkeys(m for _, m in lines_of))
     for fname, panels in (("psr_vs_epsilon.png", (("PSR", "PSR (entity recall, DIRECT+QUASI)"),
                                                    ("token_precision", "TAB token precision"))),
                           ("mia_vs_epsilon.png", mia_panels)):
         rows_n = 2 if len(panels) > 2 else 1
-        fig, axes = plt.subplots(rows_n, 2, figsize=(11, 4.2 * rows_n), squeeze=False)
+        fig, axes = plt.subplots(rows_n, 2, figsize=(12, 4.6 * rows_n), squeeze=False)
         for ax, (key, label) in zip(axes.flatten(), panels):
-            for i, m in enumerate(methods):
+            for i, (kind, m) in enumerate(lines_of):
                 pts = []
-                for e in sorted({float(r["epsilon"]) for r in rows if r["method"] == m}):
-                    v = [float(r[key]) for r in rows if r["method"] == m and float(r["epsilon"]) == e and key in r
+                for e in sorted({float(r["epsilon"]) for r in rows if _key(r)[:2] == (kind, m)}):
+                    v = [float(r[key]) for r in rows if _key(r) == (kind, m, e) and key in r
                          and float(r[key]) == float(r[key])]
                     if v:
-                        pts.append((xs.get(e, 2) + (i - len(methods) / 2) * 0.035, statistics.mean(v),
+                        pts.append((xs.get(e, 2) + (i - len(lines_of) / 2) * 0.02, statistics.mean(v),
                                     statistics.stdev(v) if len(v) > 1 else 0.0))
                 if pts:
+                    c = methods.index(m)
                     ax.errorbar([p[0] for p in pts], [p[1] for p in pts], yerr=[p[2] for p in pts],
-                                marker="osD^v<>ph*XP"[i % 11], color=plt.get_cmap("tab20")(i % 20), capsize=3, label=m,
-                                linestyle="-" if len(pts) > 1 else "none")
+                                marker="osD^v<>ph*XP"[c % 11], color=plt.get_cmap("tab20")(c % 20), capsize=3,
+                                label=f"{m} ({kind})", linestyle=("-" if kind == "minilm" else "--") if len(pts) > 1 else "none")
             if key.endswith("auc"):
                 ax.axhline(0.5, color="grey", lw=0.8, ls="--")
             ax.set_xticks([0, 1, 2], ["ε=1", "ε=10", "ε=∞ (no DP)"])
             ax.set_ylabel(label)
             ax.set_ylim(0, 1.02)
-        axes.flatten()[0].legend(fontsize=7)
+        axes.flatten()[0].legend(fontsize=6, ncol=2)
         fig.suptitle("Federated detector on TAB dev, mean ± sd over seeds (ε: target over all rounds; "
                      "*_paper rows: the paper's per-round ε)", fontsize=9)
         fig.tight_layout()
@@ -621,24 +725,23 @@ def plot_alpha(rows: Sequence[Dict[str, Any]], out_dir: str) -> str:
     import matplotlib.pyplot as plt
 
     alphas = sorted({float(r.get("alpha", 1.0)) for r in rows})
-    cells = [k for k in _keys(rows) if len({float(r.get("alpha", 1.0)) for r in rows
-                                            if (r["method"], float(r["epsilon"])) == k}) > 1]
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for ax, key in zip(axes, ("PSR", "token_precision")):
-        for m, e in cells:
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
+    for ax, name in zip(axes, ("PSR", "token_precision")):
+        for key in _sweep_cells(rows):
             pts = []
             for a in alphas:
-                v = [float(r[key]) for r in rows if r["method"] == m and float(r["epsilon"]) == e
-                     and float(r.get("alpha", 1.0)) == a and float(r[key]) == float(r[key])]
+                v = [float(r[name]) for r in rows if _key(r) == key and float(r.get("alpha", 1.0)) == a
+                     and float(r[name]) == float(r[name])]
                 if v:
                     pts.append((a, statistics.mean(v), statistics.stdev(v) if len(v) > 1 else 0.0))
             ax.errorbar([p[0] for p in pts], [p[1] for p in pts], yerr=[p[2] for p in pts], marker="o", capsize=3,
-                        label=f"{m} ε={'∞' if math.isinf(e) else f'{e:g}'}")
+                        label=f"{key[1]} ε={'∞' if math.isinf(key[2]) else f'{key[2]:g}'} ({key[0]})",
+                        linestyle="-" if key[0] == "minilm" else "--")
         ax.set_xscale("log")
         ax.set_xlabel("Dirichlet α of the client split (small = skewed)")
-        ax.set_ylabel(key)
+        ax.set_ylabel(name)
         ax.set_ylim(0, 1.02)
-    axes[0].legend(fontsize=7)
+    axes[0].legend(fontsize=6)
     fig.tight_layout()
     path = os.path.join(out_dir, "alpha_sweep.png")
     fig.savefig(path, dpi=100)
@@ -664,10 +767,11 @@ def merge_results(dirs: Sequence[str], out_dir: str) -> List[Dict[str, Any]]:
     meta = dict(metas[0])
     meta["wall_seconds"] = max(m["wall_seconds"] for m in metas)
     meta["seeds"] = sorted({int(r["seed"]) for r in rows})
-    ref: Dict[str, Any] = {}
-    for m in metas:
-        ref.update(m.get("mia_untrained_reference") or {})
-    meta["mia_untrained_reference"] = ref
+    for name in ("mia_untrained_reference", "lira_untrained_reference"):
+        ref: Dict[str, Any] = {}
+        for m in metas:
+            ref.update(m.get(name) or {})
+        meta[name] = ref
     meta["parts"] = [{"dir": os.path.basename(os.path.normpath(d)), "wall_seconds": m["wall_seconds"],
                       "complete": m.get("complete")} for d, m in zip(dirs, metas)]
     os.makedirs(out_dir, exist_ok=True)
@@ -682,7 +786,7 @@ def export_detector(train_path: str, out_file: str, *, method: str = "fedavg", e
     run = run_method(method, load_tab(train_path), cfg, seed, epsilon, proxy=proxy)
     if "model" not in run:
         raise ValueError(f"method '{method}' produces one model per client; export a federated or centralized method")
-    meta = {"method": method, "epsilon": epsilon, "seed": seed, "threshold": cfg.threshold,
+    meta = {"model": cfg.model.kind, "method": method, "epsilon": epsilon, "seed": seed, "threshold": cfg.threshold,
             "privacy": run["privacy"], "train_seconds": round(run["seconds"], 1)}
     os.makedirs(os.path.dirname(os.path.abspath(out_file)), exist_ok=True)
     save_model(run["model"], out_file, meta)

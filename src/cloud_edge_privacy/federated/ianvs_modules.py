@@ -22,11 +22,12 @@ import numpy as np
 import torch
 
 from ..tab_data import TabDocument, parse_tab_documents
-from .client import DPSGD, LocalDP, local_update
-from .dp import calibrate_rounds_sigma, paper_sigma
+from .client import local_update
+from .methods import Method, client_seed
 from .model import ModelConfig, get_flat, make_windows, new_model, predict_spans, set_flat
+from .privacy import client_mechanism
 from .server import make_server
-from .simulation import gold_view
+from .simulation import FedConfig, gold_view
 
 _DP_KINDS = ("none", "ldp_paper", "ldp_accounted", "dpsgd")
 
@@ -44,7 +45,8 @@ class DetectorClient:
 
     def __init__(self, seed: int = 0, local_epochs: int = 1, learning_rate: float = 3e-3, batch_size: int = 16,
                  participation: float = 0.8, dp: str = "none", epsilon: float = math.inf, theta: float = 1.0,
-                 rounds: int = 10, dpsgd_clip: float = 1.0, threshold: float = 0.5, smoke: bool = False) -> None:
+                 rounds: int = 10, dpsgd_clip: float = 1.0, threshold: float = 0.5, smoke: bool = False,
+                 model: str = "hashed_cnn") -> None:
         if dp not in _DP_KINDS:
             raise ValueError(f"basemodel hyperparameter dp={dp!r}: expected one of {_DP_KINDS}")
         epsilon = float(epsilon)
@@ -52,7 +54,7 @@ class DetectorClient:
             raise ValueError(f"basemodel hyperparameter dp={dp!r} needs a finite epsilon")
         if dp == "none" and math.isfinite(epsilon):
             raise ValueError("basemodel hyperparameter epsilon is set but dp is 'none' (no budget to spend it on)")
-        self.cfg = ModelConfig(word_buckets=1024, affix_buckets=256, dim=8, hidden=16, window=64) if smoke else ModelConfig()
+        self.cfg: ModelConfig = (FedConfig.smoke(model) if smoke else FedConfig().with_model(model)).model
         self.seed, self.local_epochs, self.lr, self.batch_size = int(seed), int(local_epochs), float(learning_rate), int(batch_size)
         self.participation, self.dp, self.epsilon, self.theta = float(participation), dp, epsilon, float(theta)
         self.rounds, self.dpsgd_clip, self.threshold = int(rounds), float(dpsgd_clip), float(threshold)
@@ -61,6 +63,10 @@ class DetectorClient:
         self.round = 0
         self.release: Optional[torch.Tensor] = None
         self.privacy: Dict[str, Any] = {}
+
+    def _method(self) -> Method:
+        """The client side of the composition (the aggregator is the ``aggregation`` module's business)."""
+        return Method(f"ianvs-{self.dp}", "federated", "fedavg", "none" if self.dp == "none" else self.dp)
 
     def _selected(self, client_id: int) -> bool:
         rng = np.random.default_rng([self.seed, self.round, int(client_id), 11])
@@ -76,23 +82,15 @@ class DetectorClient:
         if not self._selected(client_id):
             self.release = None
             return {"num_samples": 0, "selected": False, "round": self.round}
+        # a client sees only its own data: δ = 1/|own windows| (the simulation uses the smallest client's)
         delta = 1.0 / max(len(data), 2)
-        local_dp = dpsgd = None
-        if self.dp in ("ldp_paper", "ldp_accounted"):
-            sigma = (paper_sigma(self.epsilon, delta, self.theta) if self.dp == "ldp_paper"
-                     else calibrate_rounds_sigma(self.epsilon, delta, self.rounds, 2 * self.theta))
-            local_dp = LocalDP(self.theta, sigma)
-            self.privacy = {"sigma": sigma, "delta": delta}
-        elif self.dp == "dpsgd":
-            from opacus.accountants.utils import get_noise_multiplier
-
-            q = min(1.0, self.batch_size / max(len(data), 1))
-            steps = int(math.ceil(1 / q)) * self.local_epochs * self.rounds
-            z = get_noise_multiplier(target_epsilon=self.epsilon, target_delta=delta, sample_rate=q, steps=steps, accountant="rdp")
-            dpsgd = DPSGD(float(z), self.dpsgd_clip)
-            self.privacy = {"noise_multiplier": float(z), "delta": delta}
+        fed = FedConfig(rounds=self.rounds, local_epochs=self.local_epochs, batch_size=self.batch_size,
+                        theta=self.theta, dpsgd_clip=self.dpsgd_clip, model=self.cfg)
+        mech = client_mechanism(self._method(), self.epsilon, fed, len(data), delta)
+        self.privacy = dict(mech.report)
         res = local_update(self.global_flat, data, self.cfg, epochs=self.local_epochs, lr=self.lr, batch_size=self.batch_size,
-                           seed=self.seed * 100003 + self.round * 101 + client_id, local_dp=local_dp, dpsgd=dpsgd)
+                           seed=client_seed(self.seed, self.round - 1, client_id), local_dp=mech.local_dp,
+                           dpsgd=mech.dpsgd)
         self.release = res["update"]
         return {"num_samples": len(data), "selected": True, "round": self.round, "loss": res["loss"]}
 
@@ -169,15 +167,11 @@ def _gold_and_masks(y_true: Sequence[Any], y_pred: Sequence[Any]) -> List[Any]:
 
 
 def metric_counts(y_true: Sequence[Any], y_pred: Sequence[Any]) -> Dict[str, float]:
-    """TAB counts over the test set, plus ``PSR`` (entity recall DIRECT+QUASI)."""
-    from ..metrics.tab_official import combine, score_document
+    """TAB counts over the test set, plus ``PSR`` (:mod:`..metrics.psr`)."""
+    from ..metrics.psr import psr_scores
 
-    counts = [score_document(g, m) for g, m in _gold_and_masks(y_true, y_pred)]
-    res = combine(counts)
-    n = sum(c.get("entities_di", 0) + c.get("entities_qi", 0) for c in counts)
-    k = sum(c.get("entities_di_masked", 0) + c.get("entities_qi_masked", 0) for c in counts)
-    res["PSR"] = k / n if n else math.nan
-    return res
+    pairs = _gold_and_masks(y_true, y_pred)
+    return psr_scores([g for g, _ in pairs], [m for _, m in pairs], digits=12)
 
 
 def fed_psr(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float:

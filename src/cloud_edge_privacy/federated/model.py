@@ -1,4 +1,8 @@
-"""The federated privacy detector: a small CNN token tagger over hashed word features (CPU, 2 cores).
+"""The federated privacy detector: two model families over the same tokens and labels (CPU, 2 cores).
+
+* ``hashed_cnn`` (the from-scratch baseline): a small CNN token tagger over hashed word features.
+* ``minilm``: the frozen pretrained encoder all-MiniLM-L6-v2 under a small trainable head (:mod:`.encoder`),
+  so that DP noise falls on about 30 k parameters instead of 0.35 M.
 
 Tokens are ``\\w+`` runs and single non-space symbols, with character offsets. Each token is described
 by four hashed features (lower-cased word, word shape, 3-char prefix and suffix); hashing needs no
@@ -26,8 +30,9 @@ _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """Sizes of the tagger; part of the saved model so loading rebuilds the same network."""
+    """Family and sizes of the tagger; part of the saved model so loading rebuilds the same network."""
 
+    kind: str = "hashed_cnn"
     word_buckets: int = 8192
     affix_buckets: int = 2048
     shape_buckets: int = 256
@@ -35,8 +40,20 @@ class ModelConfig:
     hidden: int = 64
     window: int = 128
 
-    def to_dict(self) -> Dict[str, int]:
+    def __post_init__(self) -> None:
+        if self.kind not in MODEL_KINDS:
+            raise ValueError(f"unknown model kind '{self.kind}' (expected one of {MODEL_KINDS})")
+
+    def to_dict(self) -> Dict[str, object]:
         return dict(self.__dict__)
+
+    @staticmethod
+    def minilm() -> "ModelConfig":
+        """The pretrained-encoder model: frozen MiniLM, shape embedding of 8, head width 48."""
+        return ModelConfig(kind="minilm", shape_buckets=256, dim=8, hidden=48, window=128)
+
+
+MODEL_KINDS = ("hashed_cnn", "minilm")
 
 
 def tokenize(text: str) -> List[Tuple[int, int]]:
@@ -57,8 +74,14 @@ def _shape(w: str) -> str:
     return "".join(out)
 
 
-def featurize(text: str, offsets: Sequence[Tuple[int, int]], cfg: ModelConfig) -> np.ndarray:
-    """An ``(n_tokens, 4)`` int64 array of hashed features."""
+def featurize(text: str, offsets: Sequence[Tuple[int, int]], cfg: ModelConfig, cache: bool = True) -> np.ndarray:
+    """Per-token model input: ``(n_tokens, 4)`` int64 hashed features (``hashed_cnn``) or ``(n_tokens, 385)``
+    float32 shape id + MiniLM vector (``minilm``)."""
+    if cfg.kind == "minilm":
+        from .encoder import encoder_features
+
+        shapes = [_h(_shape(text[s:e]), cfg.shape_buckets) for s, e in offsets]
+        return encoder_features(text, offsets, np.asarray(shapes, dtype=np.int64), cfg.window, cache)
     feats = np.zeros((len(offsets), 4), dtype=np.int64)
     for i, (s, e) in enumerate(offsets):
         w = text[s:e]
@@ -85,7 +108,7 @@ def gold_labels(doc: TabDocument, offsets: Sequence[Tuple[int, int]]) -> np.ndar
 
 @dataclass
 class Windows:
-    """Fixed-length windows of tokens: features ``(n, W, 4)``, labels ``(n, W)`` (-100 = padding)."""
+    """Fixed-length windows of tokens: features ``(n, W, F)``, labels ``(n, W)`` (-100 = padding)."""
 
     x: torch.Tensor
     y: torch.Tensor
@@ -105,22 +128,44 @@ def make_windows(docs: Iterable[TabDocument], cfg: ModelConfig, labelled: bool =
     ys: List[np.ndarray] = []
     ids: List[str] = []
     W = cfg.window
+    feats, labs = [], []
     for doc in docs:
         offs = tokenize(doc.text)
-        f = featurize(doc.text, offs, cfg)
-        lab = gold_labels(doc, offs) if labelled else np.zeros(len(offs), dtype=np.int64)
-        for s in range(0, len(offs), W):
-            fx = np.zeros((W, 4), dtype=np.int64)
+        feats.append(featurize(doc.text, offs, cfg))
+        labs.append(gold_labels(doc, offs) if labelled else np.zeros(len(offs), dtype=np.int64))
+        ids.extend([doc.doc_id] * ((len(offs) + W - 1) // W))
+    x, y = window_arrays(feats, labs, cfg)
+    return Windows(x, y, ids)
+
+
+def feature_width(cfg: ModelConfig) -> Tuple[int, torch.dtype]:
+    """Columns and dtype of one token's features."""
+    if cfg.kind == "minilm":
+        from .encoder import ENCODER_DIM
+
+        return 1 + ENCODER_DIM, torch.float32
+    return 4, torch.long
+
+
+def window_arrays(feats: Sequence[np.ndarray], labels: Sequence[np.ndarray], cfg: ModelConfig) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Cut per-text features and labels into windows of ``cfg.window`` tokens (zero features, -100 labels pad)."""
+    W = cfg.window
+    width, dtype = feature_width(cfg)
+    np_dtype = np.float32 if dtype == torch.float32 else np.int64
+    xs: List[np.ndarray] = []
+    ys: List[np.ndarray] = []
+    for f, lab in zip(feats, labels):
+        for s in range(0, len(f), W):
+            fx = np.zeros((W, width), dtype=np_dtype)
             fy = np.full(W, -100, dtype=np.int64)
-            n = min(W, len(offs) - s)
+            n = min(W, len(f) - s)
             fx[:n] = f[s:s + n]
             fy[:n] = lab[s:s + n]
             xs.append(fx)
             ys.append(fy)
-            ids.append(doc.doc_id)
     if not xs:
-        return Windows(torch.zeros((0, W, 4), dtype=torch.long), torch.zeros((0, W), dtype=torch.long), [])
-    return Windows(torch.as_tensor(np.stack(xs)), torch.as_tensor(np.stack(ys)), ids)
+        return torch.zeros((0, W, width), dtype=dtype), torch.zeros((0, W), dtype=torch.long)
+    return torch.as_tensor(np.stack(xs)), torch.as_tensor(np.stack(ys))
 
 
 class TokenTagger(nn.Module):
@@ -144,11 +189,15 @@ class TokenTagger(nn.Module):
         return self.out(h.transpose(1, 2))  # (B, W, L)
 
 
-def new_model(cfg: ModelConfig, seed: int) -> TokenTagger:
+def new_model(cfg: ModelConfig, seed: int) -> nn.Module:
     """A freshly initialised tagger; the same seed gives the same weights (the shared initial global model)."""
     gen_state = torch.random.get_rng_state()
     torch.manual_seed(seed)
     try:
+        if cfg.kind == "minilm":
+            from .encoder import EncoderTagger
+
+            return EncoderTagger(cfg, len(LABELS))
         return TokenTagger(cfg)
     finally:
         torch.random.set_rng_state(gen_state)
@@ -227,14 +276,16 @@ def window_losses(model: nn.Module, data: Windows, batch_size: int = 64) -> np.n
 
 
 @torch.no_grad()
-def predict_spans(model: TokenTagger, text: str, threshold: float = 0.5, source: str = "federated") -> List[Span]:
-    """Spans of ``text`` whose tokens the tagger labels as an entity (P(not O) >= threshold)."""
+def predict_spans(model: nn.Module, text: str, threshold: float = 0.5, source: str = "federated",
+                  cache: bool = True) -> List[Span]:
+    """Spans of ``text`` whose tokens the tagger labels as an entity (P(not O) >= threshold); ``cache=False``
+    keeps the encoder's vectors of ``text`` off the disk."""
     model.eval()
     cfg = model.cfg
     offs = tokenize(text)
     if not offs:
         return []
-    f = torch.as_tensor(featurize(text, offs, cfg))
+    f = torch.as_tensor(featurize(text, offs, cfg, cache))
     probs: List[torch.Tensor] = []
     for s in range(0, len(offs), cfg.window):
         probs.append(torch.softmax(model(f[s:s + cfg.window].unsqueeze(0))[0], -1))
@@ -262,15 +313,15 @@ def predict_spans(model: TokenTagger, text: str, threshold: float = 0.5, source:
     return spans
 
 
-def save_model(model: TokenTagger, path: str, meta: Optional[Dict[str, object]] = None) -> None:
+def save_model(model: nn.Module, path: str, meta: Optional[Dict[str, object]] = None) -> None:
     """Save weights, sizes and provenance (method, ε, seed) to one file."""
     torch.save({"config": model.cfg.to_dict(), "state_dict": model.state_dict(), "meta": dict(meta or {})}, path)
 
 
-def load_model(path: str) -> Tuple[TokenTagger, Dict[str, object]]:
-    """Load a model saved by :func:`save_model`."""
+def load_model(path: str) -> Tuple[nn.Module, Dict[str, object]]:
+    """Load a model saved by :func:`save_model` (files from before ``kind`` existed are ``hashed_cnn``)."""
     blob = torch.load(path, map_location="cpu", weights_only=False)
-    model = TokenTagger(ModelConfig(**blob["config"]))
+    model = new_model(ModelConfig(**blob["config"]), 0)
     model.load_state_dict(blob["state_dict"])
     model.eval()
     return model, dict(blob.get("meta") or {})

@@ -1,4 +1,9 @@
-"""The federated detector as a recognizer of the detection pipeline (``--detector federated``)."""
+"""The federated detector as a recognizer of the detection pipeline (``--detector federated``).
+
+The experiment (``scripts/run_federated_bench.py``) saves there the best private detector at ε <= 10 of its grid
+(either model family; the file records which, with its ε and dev scores) and, for comparison, the non-private
+centralised model of the same family (``centralized_detector.pt``; ``FederatedRecognizer(model_file=...)``).
+"""
 from __future__ import annotations
 
 import os
@@ -9,7 +14,8 @@ from ..errors import ModelFileError
 from ..spans import Span
 
 MODEL_FILE = "federated_detector.pt"
-TRAIN_COMMAND = "python scripts/run_federated_bench.py --export-detector"
+CENTRALIZED_FILE = "centralized_detector.pt"
+TRAIN_COMMAND = "python scripts/run_federated_bench.py"
 
 
 def default_model_dir() -> Path:
@@ -27,13 +33,14 @@ class FederatedRecognizer:
 
     name = "federated"
 
-    def __init__(self, model_dir: Optional[str] = None, threshold: Optional[float] = None) -> None:
+    def __init__(self, model_dir: Optional[str] = None, threshold: Optional[float] = None,
+                 model_file: str = MODEL_FILE) -> None:
         path = Path(model_dir) if model_dir else default_model_dir()
-        file = path / MODEL_FILE if path.is_dir() or not path.suffix else path
+        file = path / model_file if path.is_dir() or not path.suffix else path
         if not file.is_file():
             raise ModelFileError(
                 f"federated detector model not found at {file}; train and export it with `{TRAIN_COMMAND}` "
-                f"(writes {default_model_dir() / MODEL_FILE}; or set CEP_FEDERATED_MODEL_DIR)")
+                f"(writes {default_model_dir() / model_file}; or set CEP_FEDERATED_MODEL_DIR)")
         from .model import load_model
 
         try:
@@ -46,7 +53,7 @@ class FederatedRecognizer:
         """Spans of ``text`` the model labels private."""
         from .model import predict_spans
 
-        return predict_spans(self.model, text, self.threshold, source=self.name)
+        return predict_spans(self.model, text, self.threshold, source=self.name, cache=False)
 
     def describe(self) -> Dict[str, object]:
         """Provenance of the loaded model (method, ε, seed, ...)."""

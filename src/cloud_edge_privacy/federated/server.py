@@ -1,9 +1,12 @@
-"""Server-side aggregation over flat parameter vectors: FedAvg and the paper's Adam-style rule (eq. 5)."""
+"""Server-side aggregation over flat parameter vectors: FedAvg, the paper's Adam-style rule (eq. 5), and DP-FTRL
+(central DP by tree aggregation, wrapped around FedAvg's sum)."""
 from __future__ import annotations
 
 from typing import Optional, Sequence, Tuple
 
 import torch
+
+from .dp import TreeNoise
 
 
 def weighted_mean(updates: Sequence[Tuple[torch.Tensor, float]]) -> torch.Tensor:
@@ -45,6 +48,28 @@ class FedAdamServer:
         self.G = self.tau1 * self.G + (1 - self.tau1) * delta
         self.kappa = self.tau2 * self.kappa + (1 - self.tau2) * delta * delta
         return global_flat + self.lr * self.G / torch.sqrt(self.kappa + self.tau0)
+
+
+class DPFTRLServer:
+    """DP-FTRL: Θ_t = Θ_0 + η · (Σ_{r<=t} Σ_k clip_C(Δ_k) + tree noise of the prefix) / m.
+
+    ``m`` = the number of clients asked per round (public, fixed), so the weights reveal nothing through the
+    denominator; the updates are clipped here (a client could clip its own as well) and weighted equally.
+    """
+
+    def __init__(self, init_flat: torch.Tensor, clip: float, noise_multiplier: float, clients_per_round: int,
+                 lr: float, generator: torch.Generator) -> None:
+        self.init = init_flat.clone()
+        self.clip, self.m, self.lr = float(clip), int(clients_per_round), float(lr)
+        self.tree = TreeNoise(init_flat.numel(), noise_multiplier * clip, generator)
+        self.total = torch.zeros_like(init_flat)
+        self.t = 0
+
+    def step(self, global_flat: torch.Tensor, updates: Sequence[Tuple[torch.Tensor, float]]) -> torch.Tensor:
+        for u, _ in updates:
+            self.total += u * min(1.0, self.clip / max(float(u.norm()), 1e-12))
+        self.t += 1
+        return self.init + self.lr * (self.total + self.tree.prefix_noise(self.t)) / self.m
 
 
 def make_server(kind: str, lr: float) -> "FedAvgServer | FedAdamServer":

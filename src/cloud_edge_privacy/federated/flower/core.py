@@ -1,11 +1,12 @@
 """The Flower apps' logic as plain functions (no ``flwr`` import): settings, one client round, the server loop.
 
-Everything that trains, noises, accounts or aggregates is the library's own code: the client calls
-:func:`~cloud_edge_privacy.federated.client.local_update`, the server
-:func:`~cloud_edge_privacy.federated.server.make_server`, the accounting :mod:`~cloud_edge_privacy.federated.dp`.
-Partition, client selection, seeds and calibration follow
-:func:`~cloud_edge_privacy.federated.simulation.run_method`, so a Flower run and the in-process
-simulation of the same method, seed and configuration give the same global model.
+Everything that trains, noises, accounts or aggregates is the library's own code: the method is decoded by
+:func:`~cloud_edge_privacy.federated.methods.parse_method`, the client calls
+:func:`~cloud_edge_privacy.federated.client.local_update` with the mechanism of
+:func:`~cloud_edge_privacy.federated.privacy.client_mechanism`, the server aggregates with
+:func:`~cloud_edge_privacy.federated.privacy.make_aggregator`. Partition, client selection, seeds and calibration
+are the simulation's, so a Flower run and the in-process simulation of the same method, seed and configuration
+give the same global model.
 """
 from __future__ import annotations
 
@@ -17,26 +18,24 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+import secrets
+
 import torch
 
 from ...errors import ConfigError
 from ...tab_data import TabDocument, load_tab
-from ..client import DPSGD, LocalDP, local_update
-from ..dp import calibrate_rounds_sigma, dpsgd_epsilon, gaussian_rounds_epsilon, paper_sigma
-from ..model import Windows, get_flat, make_windows, new_model, save_model, set_flat
-from ..server import make_server
+from ..client import local_update
+from ..methods import Method, client_seed, parse_method
+from ..model import MODEL_KINDS, Windows, get_flat, make_windows, new_model, save_model, set_flat
+from ..privacy import client_mechanism, make_aggregator, run_report
 from ..simulation import FedConfig, dirichlet_partition, evaluate_psr, select_clients
-
-#: The methods that are federated (``centralized`` and ``local_only`` have no server).
-FEDERATED_METHODS = ("fedavg", "fedadam", "dp_fedavg", "fedadam_ldp_paper", "fedadam_ldp_accounted")
-LDP_METHODS = ("fedadam_ldp_paper", "fedadam_ldp_accounted")
 #: The run config keys the apps read (``[tool.flwr.app.config]``); any other key is an error.
 RUN_CONFIG_KEYS = ("method", "epsilon", "seed", "smoke", "rounds", "local-epochs", "participation", "alpha", "lr",
                    "batch-size", "server-lr-fedavg", "server-lr-fedadam", "theta", "dpsgd-clip", "threshold",
                    "num-clients", "train-path", "dev-path", "max-train-docs", "max-dev-docs", "result-path",
-                   "model-path", "threads", "node-wait-seconds", "round-timeout-seconds", "randomness")
-_SERVER_OF = {"fedavg": "fedavg", "dp_fedavg": "fedavg", "fedadam": "fedadam",
-              "fedadam_ldp_paper": "fedadam", "fedadam_ldp_accounted": "fedadam"}
+                   "model-path", "threads", "node-wait-seconds", "round-timeout-seconds", "randomness", "model",
+                   "secagg", "secagg-num-shares", "secagg-reconstruction-threshold", "secagg-clipping-range",
+                   "secagg-quantization-range")
 
 
 @dataclass(frozen=True)
@@ -60,14 +59,16 @@ class Settings:
     # deployment: each node's DP noise and sampling from the OS CSPRNG; benchmark: from ``seed`` (reproducible,
     # equal to the simulation, NOT private against whoever knows the seed)
     randomness: str = "deployment"
+    # SecAgg+ (Flower's secaggplus_mod + SecAggPlusWorkflow): the server sees only the sum of the updates
+    secagg: bool = False
+    secagg_num_shares: int = 3
+    secagg_reconstruction_threshold: int = 2
+    secagg_clipping_range: float = 8.0
+    secagg_quantization_range: int = 4194304
 
     @property
-    def server_kind(self) -> str:
-        return _SERVER_OF[self.method]
-
-    @property
-    def server_lr(self) -> float:
-        return self.cfg.server_lr_fedavg if self.server_kind == "fedavg" else self.cfg.server_lr_fedadam
+    def spec(self) -> Method:
+        return parse_method(self.method)
 
 
 def _get(conf: Mapping[str, Any], key: str, default: Any) -> Any:
@@ -92,7 +93,10 @@ def settings_from_config(run_config: Mapping[str, Any]) -> Settings:
     unknown = sorted(set(run_config) - set(RUN_CONFIG_KEYS))
     if unknown:
         raise ConfigError(f"unknown run config key(s) {unknown}; known: {list(RUN_CONFIG_KEYS)}")
-    base = FedConfig.smoke() if bool(_get(run_config, "smoke", False)) else FedConfig()
+    kind = str(_get(run_config, "model", "hashed_cnn"))
+    if kind not in MODEL_KINDS:
+        raise ConfigError(f"run config 'model' = {kind!r}: expected one of {MODEL_KINDS}")
+    base = FedConfig.smoke(kind) if bool(_get(run_config, "smoke", False)) else FedConfig().with_model(kind)
     cfg = replace(
         base,
         rounds=int(_get(run_config, "rounds", base.rounds)),
@@ -109,12 +113,19 @@ def settings_from_config(run_config: Mapping[str, Any]) -> Settings:
     )
     method = str(_get(run_config, "method", "fedavg"))
     epsilon = _epsilon(_get(run_config, "epsilon", "inf"))
-    if method not in FEDERATED_METHODS:
-        raise ConfigError(f"run config 'method' = {method!r}: expected one of {FEDERATED_METHODS}")
-    if method in ("dp_fedavg",) + LDP_METHODS and not math.isfinite(epsilon):
-        raise ConfigError(f"method '{method}' needs a finite 'epsilon'")
-    if method in ("fedavg", "fedadam") and math.isfinite(epsilon):
-        raise ConfigError(f"method '{method}' has no privacy budget; set epsilon = 'inf'")
+    try:
+        spec = parse_method(method)
+        spec.check_epsilon(epsilon)
+    except ValueError as exc:
+        raise ConfigError(f"run config 'method' = {method!r}, 'epsilon' = {epsilon}: {exc}") from None
+    if spec.layout != "federated" or spec.distill:
+        raise ConfigError(f"run config 'method' = {method!r}: the Flower apps run federated methods without "
+                          "distillation (fedavg, fedadam, dp_fedavg, dp_ftrl, fedadam_ldp_paper, fedadam_ldp_accounted, "
+                          "or a composition <aggregator>+<privacy>)")
+    secagg = bool(_get(run_config, "secagg", False))
+    if secagg and spec.aggregator != "fedavg":
+        raise ConfigError(f"run config 'secagg' = true needs a fedavg aggregator (SecAgg+ delivers a weighted sum; "
+                          f"method {method!r} uses {spec.aggregator})")
     if cfg.rounds < 1 or not 0 < cfg.participation <= 1:
         raise ConfigError("run config needs rounds >= 1 and 0 < participation <= 1")
     randomness = str(_get(run_config, "randomness", "deployment"))
@@ -128,7 +139,11 @@ def settings_from_config(run_config: Mapping[str, Any]) -> Settings:
         train_path=str(_get(run_config, "train-path", "")), dev_path=str(_get(run_config, "dev-path", "")),
         max_train_docs=max_train or None, max_dev_docs=max_dev or None,
         result_path=str(_get(run_config, "result-path", "")), model_path=str(_get(run_config, "model-path", "")),
-        threads=int(_get(run_config, "threads", 1)), randomness=randomness,
+        threads=int(_get(run_config, "threads", 1)), randomness=randomness, secagg=secagg,
+        secagg_num_shares=int(_get(run_config, "secagg-num-shares", 3)),
+        secagg_reconstruction_threshold=int(_get(run_config, "secagg-reconstruction-threshold", 2)),
+        secagg_clipping_range=float(_get(run_config, "secagg-clipping-range", 8.0)),
+        secagg_quantization_range=int(_get(run_config, "secagg-quantization-range", 4194304)),
         node_wait_seconds=float(_get(run_config, "node-wait-seconds", 120.0)),
         round_timeout_seconds=float(_get(run_config, "round-timeout-seconds", 600.0)),
     )
@@ -166,54 +181,15 @@ def load_shard(settings: Settings, node_config: Mapping[str, Any]) -> ClientShar
     return ClientShard(pid, n, make_windows(docs, settings.cfg.model))
 
 
-def client_seed(seed: int, round_idx: int, partition_id: int) -> int:
-    """The local-training seed of one client in one round (as in ``simulation.run_method``)."""
-    return seed * 100003 + round_idx * 101 + partition_id
-
-
-def ldp_mechanism(settings: Settings, delta: float) -> Tuple[LocalDP, Dict[str, Any]]:
-    """σ of the local-DP release for the run's method and ε, with its RDP accounting over all rounds."""
-    cfg, eps = settings.cfg, settings.epsilon
-    sens = 2.0 * cfg.theta
-    report: Dict[str, Any] = {}
-    if settings.method == "fedadam_ldp_paper":
-        sigma = paper_sigma(eps, delta, cfg.theta)
-        report["epsilon_per_round_paper"] = eps
-    else:
-        sigma = calibrate_rounds_sigma(eps, delta, cfg.rounds, sens)
-    report.update(sigma=sigma, delta=delta, theta=cfg.theta, unit="client data set (replace-one, Δ=2θ)",
-                  epsilon_total_rdp=round(gaussian_rounds_epsilon(sigma / sens, cfg.rounds, delta), 4),
-                  rounds_accounted=cfg.rounds)
-    return LocalDP(cfg.theta, sigma), report
-
-
-def dpsgd_mechanism(settings: Settings, n_windows: int) -> Tuple[DPSGD, Dict[str, Any]]:
-    """Opacus DP-SGD noise for this client's ``n_windows`` (record level), re-checked with dp-accounting."""
-    from ..simulation import _dpsgd_setup
-
-    cfg = settings.cfg
-    mech = _dpsgd_setup([n_windows], cfg, settings.epsilon)[0]
-    q = min(1.0, cfg.batch_size / max(n_windows, 1))
-    steps = int(math.ceil(1.0 / q)) * cfg.local_epochs * cfg.rounds
-    eps = dpsgd_epsilon(mech.noise_multiplier, q, steps, 1.0 / max(n_windows, 2))
-    return mech, {"noise_multiplier": round(mech.noise_multiplier, 3), "epsilon_total_rdp": round(eps, 4),
-                  "unit": "one 128-token window (record-level DP-SGD)", "rounds_accounted": cfg.rounds}
-
-
 def client_round(settings: Settings, shard: ClientShard, global_flat: torch.Tensor, round_idx: int,
                  delta: float) -> Tuple[torch.Tensor, Dict[str, float]]:
     """One client's training round: the update that leaves the node (noised under local DP) and its metrics."""
-    local_dp: Optional[LocalDP] = None
-    dpsgd: Optional[DPSGD] = None
-    privacy: Dict[str, Any] = {}
-    if settings.method in LDP_METHODS:
-        local_dp, privacy = ldp_mechanism(settings, delta)
-    elif settings.method == "dp_fedavg":
-        dpsgd, privacy = dpsgd_mechanism(settings, len(shard.windows))
     cfg = settings.cfg
+    mech = client_mechanism(settings.spec, settings.epsilon, cfg, len(shard.windows), delta)
+    privacy = mech.report
     res = local_update(global_flat, shard.windows, cfg.model, epochs=cfg.local_epochs, lr=cfg.lr,
                        batch_size=cfg.batch_size, seed=client_seed(settings.seed, round_idx, shard.partition_id),
-                       local_dp=local_dp, dpsgd=dpsgd, secret_randomness=settings.randomness == "deployment")
+                       local_dp=mech.local_dp, dpsgd=mech.dpsgd, secret_randomness=settings.randomness == "deployment")
     metrics = {"partition-id": float(shard.partition_id), "num-samples": float(res["num_samples"]),
                "loss": float(res["loss"]), "norm": float(res["norm"])}
     for key in ("epsilon_total_rdp", "sigma", "noise_multiplier"):
@@ -257,13 +233,16 @@ def run_server(settings: Settings, nodes: Sequence[NodeInfo], train_round: Train
     by_pid = check_nodes(nodes, settings.num_clients)
     cfg = replace(settings.cfg, n_clients=len(by_pid))
     settings = replace(settings, cfg=cfg)
+    sizes = [by_pid[k].num_windows for k in sorted(by_pid)]
     # δ = 1/|S| with |S| the smallest client's windows, as in the simulation
-    delta = 1.0 / max(2, min(n.num_windows for n in nodes))
-    privacy: Dict[str, Any] = {"epsilon_target": _eps(settings.epsilon)}
-    if settings.method in LDP_METHODS:
-        privacy.update(ldp_mechanism(settings, delta)[1])
-    server = make_server(settings.server_kind, settings.server_lr)
+    delta = 1.0 / max(2, min(sizes))
+    spec = settings.spec
+    privacy: Dict[str, Any] = run_report(spec, settings.epsilon, cfg, sizes)
+    privacy["epsilon_target"] = _eps(settings.epsilon)
     init_flat = get_flat(new_model(cfg.model, settings.seed))
+    # DP-FTRL's tree noise: seeded as the simulation in a benchmark, from the OS CSPRNG in a deployment
+    noise_seed = settings.seed * 7 + 3 if settings.randomness == "benchmark" else secrets.randbits(62)
+    server = make_aggregator(spec, settings.epsilon, cfg, init_flat, torch.Generator().manual_seed(noise_seed))
     global_flat = init_flat.clone()
     history: List[Dict[str, Any]] = []
     client_eps: List[float] = []
@@ -283,10 +262,9 @@ def run_server(settings: Settings, nodes: Sequence[NodeInfo], train_round: Train
                         "global_norm": round(float(global_flat.norm()), 5)})
         log(f"round {r + 1}/{cfg.rounds}: partitions {got}, mean loss "
             f"{sum(m['loss'] for _, m in by_reply) / len(by_reply):.4f}")
-    if settings.method == "dp_fedavg" and client_eps:
-        privacy.update(unit="one 128-token window (record-level DP-SGD)", epsilon_total_rdp=max(client_eps),
-                       rounds_accounted=cfg.rounds)
-    if settings.method in LDP_METHODS and client_eps and max(client_eps) > privacy["epsilon_total_rdp"] + 1e-9:
+    if spec.privacy == "dpsgd" and client_eps:
+        privacy.update(epsilon_total_rdp=max(client_eps), rounds_accounted=cfg.rounds)
+    if spec.local_dp and client_eps and max(client_eps) > privacy["epsilon_total_rdp"] + 1e-9:
         raise RuntimeError("a client accounted more privacy loss than the server's calibration")
     model = new_model(cfg.model, settings.seed)
     set_flat(model, global_flat)
