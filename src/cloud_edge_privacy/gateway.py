@@ -108,8 +108,10 @@ class PrivacyGateway:
     def protect(self, text: str, scope: str = "") -> ProtectedFields:
         return self.protect_fields([text], scope)
 
-    def protect_fields(self, fields: Sequence[str], scope: str = "") -> ProtectedFields:
-        """Protect all ``fields`` of one request together; ``scope`` names the document/conversation."""
+    def protect_fields(self, fields: Sequence[str], scope: str = "",
+                       randomness: Optional[Randomness] = None) -> ProtectedFields:
+        """Protect all ``fields`` of one request together; ``scope`` names the document/conversation;
+        ``randomness`` overrides the gateway's for this call (the proxy's per-conversation keys)."""
         originals = [str(f) for f in fields]
         joined = FIELD_JOINER.join(originals)
         if self.operator is None:
@@ -124,7 +126,7 @@ class PrivacyGateway:
                 pos += len(f) + len(FIELD_JOINER)
             clipped = split_spans_at(spans, bounds)
             t1 = time.perf_counter()
-            result = self.operator(joined, clipped, self.randomness, scope)
+            result = self.operator(joined, clipped, randomness or self.randomness, scope)
             desens_ms = (time.perf_counter() - t1) * 1e3
             if self.accountant is not None:
                 self.accountant.charge(scope, result.charges)

@@ -47,7 +47,7 @@ class TypedPlaceholder:
     def __call__(self, text: str, spans: Sequence[Span], rand: Randomness, scope: str = "") -> Desensitized:
         ids: Dict[tuple, str] = {}
         counters: Dict[str, int] = {}
-        restorer = OnePassRestorer(ignore_case=False)
+        restorer = OnePassRestorer()
 
         def replace(span: Span, surface: str) -> str:
             key = (span.category, _norm(surface))

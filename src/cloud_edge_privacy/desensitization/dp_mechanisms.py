@@ -457,7 +457,7 @@ class DPNumbers:
         counters: Dict[str, int] = {}
         charges: List[PrivacyCharge] = []
         spent = [0.0]
-        restorer = OnePassRestorer(ignore_case=False)
+        restorer = OnePassRestorer()
         cap = self.params.max_document_epsilon
 
         def placeholder(span: Span, surface: str) -> str:

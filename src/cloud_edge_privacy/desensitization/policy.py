@@ -20,6 +20,7 @@ from .accountant import BudgetExceededError
 from .base import (EPSILON_KINDS, Desensitized, PrivacyCharge, apply_replacements, get_operator, operator_spec,
                    register_operator)
 from .dp_mechanisms import check_epsilon
+from .restore import OnePassRestorer
 
 # From simple to complex, as the seed proposal orders them; level -> method.
 DEFAULT_POLICY: Mapping[int, str] = MappingProxyType({
@@ -61,18 +62,6 @@ class AdaptiveParams(BaseModel):
                 except KeyError as exc:   # a ValueError, so pydantic names the key at fault
                     raise ValueError(str(exc).strip("\"'")) from None
         return v
-
-
-class _ChainRestorer:
-    """Apply the parts' restorers in turn (each one restores only its own surrogates, in one pass)."""
-
-    def __init__(self, restorers: List[Any]) -> None:
-        self.restorers = restorers
-
-    def restore(self, text: str) -> str:
-        for r in self.restorers:
-            text = r.restore(text)
-        return text
 
 
 @register_operator("adaptive", params=AdaptiveParams, budgeted=True)
@@ -130,7 +119,7 @@ class AdaptivePolicy:
         res.vault = vault
         restorers.sort(key=lambda t: t[0])   # pseudonyms first, then placeholders
         if restorers:
-            res.restorer = restorers[0][1] if len(restorers) == 1 else _ChainRestorer([r for _, r in restorers])
+            res.restorer = OnePassRestorer.merged(r for _, r in restorers)
         res.methods = {m: len(v) for m, v in by_method.items()}  # type: ignore[attr-defined]
         return res
 

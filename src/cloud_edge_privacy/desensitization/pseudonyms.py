@@ -7,7 +7,10 @@ How a surrogate is chosen (DESIGN.md threat model: the adversary knows code, YAM
   call under one key (a stateless proxy that re-protects a whole conversation per request sees the same
   surrogates), other keys give other surrogates, and in deployment mode nothing can be recomputed from the
   public seed.  Names, places and companies come from Faker seeded with the keyed integer; codes keep their
-  format with every identifying letter and digit redrawn; dates move by a per-``scope`` keyed shift.
+  format with every identifying letter and digit redrawn; dates move by a per-``scope`` keyed shift.  A family
+  name is keyed together with the given names it stands with in the text, so different people who share a
+  surname ("John Smith", "Peter Smith" in two requests) get different surrogate surnames, and one family in
+  the same text shares one.
 * **Unique within a call.**  No two originals share a surrogate, and no surrogate equals (or contains a
   name token of) anything the document itself says: candidates that collide are rejected and the next keyed
   attempt is tried.  Values are settled in an order fixed by the key, so the outcome does not depend on the
@@ -270,10 +273,11 @@ class ConsistentPseudonyms:
 
         primary: List[Tuple[str, str]] = []
         secondary: List[Tuple[str, str]] = []
+        name_tokens: Set[str] = set()  # words of person surrogates (restored only where they stand alone)
 
         def replace(span: Span, original: str) -> str:
             if span.category == "PERSON":
-                sur = self._render_person(people[span], vault, primary)
+                sur = self._render_person(people[span], vault, primary, name_tokens)
                 if not sur.strip() or _norm(sur) == _norm(original):  # no name word ("the applicant"): a placeholder
                     sur = vault.assign("PERSON", _norm(original), _placeholder_maker("PERSON", _norm(original), rand),
                                        exact=True)
@@ -299,7 +303,7 @@ class ConsistentPseudonyms:
             return sur
 
         out = apply_replacements(text, spans, replace, self.name)
-        restorer, vault_map = _build_restorer(primary, secondary, text)
+        restorer, vault_map = _build_restorer(primary, secondary, text, name_tokens, self.names.is_given_name)
         out.restorer = restorer
         out.vault = vault_map
         return out
@@ -407,6 +411,7 @@ class ConsistentPseudonyms:
         todo = sorted({(t.kind, t.core.lower()) for ws in people.values() for w in ws for t in w
                        if t.kind in ("given", "family", "initial")},
                       key=lambda kn: rand.digest("pseudonym-order", "PERSON", kn[0], kn[1]))
+        household = _households(people)
         for kind, norm in todo:
             if kind == "initial":
                 vault.assign("PERSON:initial", norm, lambda a, n=norm: _initial(rand, n, a), multiword_ok=True,
@@ -414,15 +419,21 @@ class ConsistentPseudonyms:
                 continue
             gender = self.names.gender_of(norm) if kind == "given" else None
             pool = "last" if kind == "family" else f"first_{gender}" if gender else "first"
+            # a family name is keyed with the given names it stands with in this text, so "John Smith" and
+            # "Peter Smith" of different texts get different surnames (the cloud cannot link them as kin);
+            # people of one family in the same text share one
+            who = household.get(norm, []) if kind == "family" else []
 
-            def make(attempt: int, kind: str = kind, norm: str = norm, pool: str = pool) -> Optional[str]:
-                return self.names.draw(pool, rand.keyed_int("pseudonym", "PERSON", kind, norm, bits=63), attempt)
+            def make(attempt: int, kind: str = kind, norm: str = norm, pool: str = pool,
+                     who: List[str] = who) -> Optional[str]:
+                parts = ("pseudonym", "PERSON", kind, norm) + ((tuple(who),) if who else ())
+                return self.names.draw(pool, rand.keyed_int(*parts, bits=63), attempt)
 
             vault.assign(f"PERSON:{kind}", norm, make, multiword_ok=False)
 
     @staticmethod
     def _render_person(words: List[List[_PersonToken]], vault: PseudonymVault,
-                       primary: List[Tuple[str, str]]) -> str:
+                       primary: List[Tuple[str, str]], name_tokens: Set[str]) -> str:
         out = []
         for w in words:
             if w[0].kind == "keep":
@@ -439,14 +450,16 @@ class ConsistentPseudonyms:
             pieces = []
             for t in w:
                 sur = _styled(vault.forward[(f"PERSON:{t.kind}", t.core.lower())], t.core)
+                name_tokens.add(sur.lower())
                 if not sur.islower():  # a lone lower-case surrogate ("mark") could be an ordinary word
                     primary.append((sur, t.core))
                 primary.append((sur.upper(), t.core.upper()))
                 title = t.core if not t.core.isupper() else t.core.capitalize()
                 primary.append((sur[:1].upper() + sur[1:].lower() if sur.isupper() or sur.islower() else sur, title))
                 if t.kind == "family":
-                    primary.append((_styled(vault.forward[("PERSON:family", t.core.lower())], title) + "s",
-                                    title + "s"))
+                    plural = _styled(vault.forward[("PERSON:family", t.core.lower())], title) + "s"
+                    primary.append((plural, title + "s"))
+                    name_tokens.add(plural.lower())
                 pieces.append(sur + t.suffix)
             out.append("-".join(pieces))
         return " ".join(out)
@@ -500,6 +513,20 @@ class ConsistentPseudonyms:
         return pairs
 
 
+def _households(people: Dict[Span, List[List[_PersonToken]]]) -> Dict[str, List[str]]:
+    """Family name (lower case) -> the given names it stands with anywhere in the text (sorted)."""
+    out: Dict[str, Set[str]] = {}
+    for words in people.values():
+        names = [w for w in words if w[0].kind in ("given", "family")]
+        if not names:
+            continue
+        givens = {t.core.lower() for w in names[:-1] for t in w if t.kind == "given"}
+        for t in names[-1]:
+            if t.kind == "family":
+                out.setdefault(t.core.lower(), set()).update(givens)
+    return {k: sorted(v) for k, v in out.items()}
+
+
 def _changed(candidate: str, original: str) -> Optional[str]:
     return None if candidate == original else candidate
 
@@ -535,15 +562,17 @@ def _number_pairs(surrogate: str, original: str) -> List[Tuple[str, str]]:
 
 
 def _build_restorer(primary: List[Tuple[str, str]], secondary: List[Tuple[str, str]],
-                    text: str) -> Tuple[OnePassRestorer, Dict[str, str]]:
+                    text: str, name_tokens: Set[str],
+                    given_name: Optional[Callable[[str], bool]] = None) -> Tuple[OnePassRestorer, Dict[str, str]]:
     """Exact surrogates first; then the other spellings, each only when it points to one original and does
-    not occur in the original text (where it would be a genuine mention)."""
-    restorer = OnePassRestorer(ignore_case=False)
+    not occur in the original text (where it would be a genuine mention).  One word of a person surrogate
+    is marked as a name token (not restored inside a foreign full name)."""
+    restorer = OnePassRestorer(given_name=given_name)
     vault: Dict[str, str] = {}
     for sur, orig in primary:
         if sur and sur != orig and sur not in vault:
             vault[sur] = orig
-            restorer.add(sur, orig)
+            restorer.add(sur, orig, name_token=sur.lower() in name_tokens)
     targets: Dict[str, Set[str]] = {}
     for sur, orig in secondary:
         targets.setdefault(sur, set()).add(orig)

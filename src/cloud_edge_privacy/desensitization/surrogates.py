@@ -98,6 +98,7 @@ class NameSource:
         self.ascii_only = ascii_only
         self._fakers: Dict[str, Any] = {}
         self._genders: Optional[Dict[str, str]] = None
+        self._given: Optional[frozenset] = None
         self._countries: Optional[frozenset] = None
         self._lock = threading.Lock()
         try:
@@ -125,6 +126,31 @@ class NameSource:
                             seen.setdefault(str(name).lower(), set()).add(gender)
                 self._genders = {n: next(iter(g)) for n, g in seen.items() if len(g) == 1}
             return self._genders.get(given_name.lower())
+
+    def is_given_name(self, word: str) -> bool:
+        """Whether ``word`` is a given name in Faker's lists of any locale (public data; restoration uses it
+        to recognise a foreign full name such as "Gustavo Agullo")."""
+        if not self._has_faker:
+            return False
+        with self._lock:
+            if self._given is None:
+                import importlib
+                import pkgutil
+
+                import faker.providers.person as person
+
+                names: set = set()
+                for mod in pkgutil.iter_modules(person.__path__):
+                    try:
+                        provider = importlib.import_module(f"faker.providers.person.{mod.name}").Provider
+                    except (ImportError, AttributeError):
+                        continue
+                    for attr in ("first_names", "first_names_female", "first_names_male"):
+                        values = getattr(provider, attr, ()) or ()
+                        if isinstance(values, (list, tuple, dict, set, frozenset)):  # some are weighted dicts
+                            names.update(str(n).lower() for n in values)
+                self._given = frozenset(names)
+        return word.lower() in self._given
 
     def is_country(self, name: str) -> bool:
         """Whether ``name`` is a country (by Faker's English country list)."""

@@ -1,17 +1,29 @@
-"""The cloud client: HTTP to any OpenAI-compatible endpoint, and nothing else.
+"""The cloud client: HTTP to any OpenAI-compatible endpoint, and nothing else; the one seam through which
+every entry point (Ianvs adapters, runner, library, proxy) reaches the cloud, in a sync and an async face.
 
-It never sees raw data: the edge pipeline hands it messages that already passed the gateway and the egress
-guard.  Retries and timeouts are the ``openai`` client's own; an ``httpx`` request hook writes one audit line
-per HTTP attempt (attempt number, sha256 of the exact request body) BEFORE the bytes are sent.  A 200 whose
-body is malformed or has no choices is retried a bounded number of times too, and every error names the
-endpoint.
+It never sees raw data: the edge pipeline (or the proxy's privacy engine) hands it a request that already
+passed the gateway and the egress guard.  Both faces write one audit line per HTTP attempt, in one format
+(:func:`attempt_entry`: event ``http_attempt``, attempt number, sha256 and size of the exact request body,
+endpoint kind, model, and the messages when the log records content) BEFORE the bytes are sent; if it cannot
+be written nothing is sent.
+
+* :class:`CloudClient` (sync, the benchmark and the library): retries and timeouts are the ``openai``
+  client's own, the audit line comes from an ``httpx`` request hook; a 200 whose body is malformed or has no
+  choices is retried a bounded number of times too; every error names the endpoint.
+* :class:`AsyncCloudClient` (async, the proxy): one ``httpx.AsyncClient`` for the life of the proxy, bounded
+  retries on connection errors and 408/429/502/503/504, the upstream's answer passed back as it came
+  (streamed or not) so the proxy can restore it.
 """
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Awaitable, Callable, Dict, List, Optional
+
+import httpx
 
 from ..audit import AuditLog, body_sha256
 from ..errors import CloudCallError, ConfigError
@@ -42,6 +54,14 @@ def resolve_endpoint(base_url_env: str, model_env: str, api_key_env: str, local_
 
     srv = shared_local_server(local_model)
     return Endpoint(srv.base_url, local_model, "local", "local-llama.cpp")
+
+
+def attempt_entry(meta: Dict[str, Any], attempt: int, body: bytes, endpoint: Endpoint,
+                  messages: Optional[List[Dict[str, Any]]]) -> Dict[str, Any]:
+    """The one audit line written before an HTTP attempt (sync and async clients alike).  ``messages`` are
+    exactly what the body carries; an :class:`~..audit.AuditLog` that does not record content drops them."""
+    return dict(meta, event="http_attempt", attempt=attempt, request_sha256=body_sha256(body),
+                request_bytes=len(body), endpoint=endpoint.kind, model=endpoint.model, messages=messages)
 
 
 class CloudClient:
@@ -83,9 +103,8 @@ class CloudClient:
             attempts["n"] += 1
             body = request.read() if hasattr(request, "read") else b""
             # Raises on I/O failure: httpx then aborts the request before sending it.
-            self.audit.write(dict(audit_meta, event="http_attempt", attempt=attempts["n"], request_key=key,
-                                  request_sha256=body_sha256(body), endpoint=self.endpoint.kind,
-                                  model=self.endpoint.model, messages=messages))
+            self.audit.write(attempt_entry(dict(audit_meta, request_key=key), attempts["n"], body,
+                                           self.endpoint, messages))
 
         client = self._client(on_request)
         last: Optional[str] = None
@@ -121,3 +140,89 @@ class CloudClient:
         finally:
             client.close()
         raise CloudCallError(f"{self.endpoint.describe()}: {last} after {attempts['n']} attempt(s)")
+
+
+RETRY_STATUSES = (408, 429, 502, 503, 504)  # a 500 is the upstream's own bug: passed through, not retried
+MAX_BACKOFF_S = 4.0
+
+
+class UpstreamUnavailable(Exception):
+    """No HTTP answer after every attempt (connection error or timeout); ``timeout`` tells which."""
+
+    def __init__(self, attempts: int, kind: str, timeout: bool) -> None:
+        super().__init__(f"upstream unreachable after {attempts} attempt(s): {kind}")
+        self.attempts, self.kind, self.timeout = attempts, kind, timeout
+
+
+class AsyncCloudClient:
+    """The async face of the cloud seam (the proxy): one connection pool, an audit line before each attempt.
+
+    ``send`` returns the upstream's last response (any status; a streamed response is open and the caller
+    closes it) or raises :class:`UpstreamUnavailable`; an audit write that fails raises ``OSError`` before
+    anything is sent.
+    """
+
+    def __init__(self, endpoint: Endpoint, audit: AuditLog, timeout_s: float, connect_timeout_s: float,
+                 max_retries: int, transport: Optional[httpx.AsyncBaseTransport] = None) -> None:
+        self.endpoint = endpoint
+        self.audit = audit
+        self.max_retries = max_retries
+        headers = {"Authorization": f"Bearer {endpoint.api_key}"} if endpoint.api_key else {}
+        self.client = httpx.AsyncClient(timeout=httpx.Timeout(timeout_s, connect=connect_timeout_s),
+                                        headers=headers, transport=transport, follow_redirects=False,
+                                        limits=httpx.Limits(max_connections=64, max_keepalive_connections=16))
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+    def scrub(self, data: bytes) -> bytes:
+        """An upstream body with the upstream key removed, should the upstream quote it."""
+        key = self.endpoint.api_key
+        if key and key.encode() in data:
+            data = data.replace(key.encode(), b"[upstream key withheld]")
+        return data
+
+    async def _audit(self, meta: Dict[str, Any], attempt: int, body: bytes,
+                     messages: Optional[List[Dict[str, Any]]]) -> None:
+        entry = attempt_entry(meta, attempt, body, self.endpoint, messages)
+        await asyncio.get_running_loop().run_in_executor(None, self.audit.write, entry)
+
+    async def send(self, method: str, path: str, payload: Optional[Dict[str, Any]], stream: bool,
+                   audit_meta: Optional[Dict[str, Any]] = None) -> httpx.Response:
+        """Send ``payload`` (JSON) with bounded retries; an audit line before every attempt when
+        ``audit_meta`` is given (every request that carries data gives it)."""
+        url = f"{self.endpoint.base_url.rstrip('/')}{path}"
+        body = json.dumps(payload, ensure_ascii=False).encode("utf-8") if payload is not None else None
+        headers = {"Content-Type": "application/json"} if body is not None else {}
+        if stream:
+            headers["Accept"] = "text/event-stream"
+        messages = payload.get("messages") if isinstance(payload, dict) else None
+        last_exc: Optional[Exception] = None
+        for attempt in range(1, self.max_retries + 2):
+            if audit_meta is not None:
+                await self._audit(audit_meta, attempt, body or b"", messages)
+            req = self.client.build_request(method, url, content=body, headers=headers)
+            try:
+                resp = await self.client.send(req, stream=stream)
+            except httpx.TransportError as exc:
+                last_exc = exc
+                if attempt <= self.max_retries:
+                    await asyncio.sleep(min(MAX_BACKOFF_S, 0.25 * 2 ** (attempt - 1)))
+                continue
+            if resp.status_code in RETRY_STATUSES and attempt <= self.max_retries:
+                delay = _retry_after(resp) or min(MAX_BACKOFF_S, 0.25 * 2 ** (attempt - 1))
+                await resp.aclose()
+                await asyncio.sleep(min(delay, MAX_BACKOFF_S))
+                continue
+            resp.extensions["cep_attempts"] = attempt
+            return resp
+        assert last_exc is not None
+        raise UpstreamUnavailable(self.max_retries + 1, type(last_exc).__name__,
+                                  isinstance(last_exc, httpx.TimeoutException))
+
+
+def _retry_after(resp: httpx.Response) -> Optional[float]:
+    try:
+        return max(0.0, float(resp.headers.get("retry-after", "")))
+    except ValueError:
+        return None

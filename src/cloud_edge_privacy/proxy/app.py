@@ -1,36 +1,41 @@
 """The OpenAI-compatible FastAPI app: ``/v1/chat/completions`` (plain and streamed), ``/v1/models``, ``/healthz``.
 
-Per request: size limit and client key -> protect every message and guard the outgoing body in a worker
-thread (the edge pipeline) -> audit line before each upstream attempt -> upstream -> restore the answer
-(contents, streamed chunks, tool-call arguments).  Any privacy failure answers with an OpenAI-style error
-and sends nothing upstream; upstream errors come back with their own status.
+Per request: size limit and client key -> the allow-listed outgoing body, every text slot of it protected and
+guarded in a worker thread (the edge pipeline) -> the cloud seam (:class:`AsyncCloudClient`: an audit line
+before each upstream attempt) -> restore the answer (contents, streamed chunks, tool names and arguments;
+never inside links).  Any privacy failure answers with an OpenAI-style error and sends nothing upstream;
+upstream errors come back with their own status; unknown routes get an OpenAI-style 404.
 """
 from __future__ import annotations
 
 import asyncio
 import hmac
-import json
 import time
 import uuid
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Dict, List, Optional, Tuple
+from typing import Any, AsyncIterator, Dict, Optional
 
 import anyio.to_thread
 import httpx
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ..audit import AuditLog, body_sha256
+from ..audit import AuditLog
 from ..errors import PrivacyGatewayError
+from ..models.cloud_client import AsyncCloudClient, Endpoint, UpstreamUnavailable
 from ..pipeline import EgressBlocked, safe_reason
 from ..randomness import Randomness
 from .engine import Prepared, PrivacyEngine, restore_completion
+from .request import InvalidRequest
+from .responses import error_body, parse_json
 from .settings import ProxySettings, Secrets, is_loopback
-from .stream import StreamRestorer
-from .upstream import Upstream, UpstreamUnavailable, error_body, parse_json
+from .stream import as_stream, restore_stream
 
 NO_RETRY = {"x-should-retry": "false"}  # the openai client honours it: a blocked request stays blocked
+CONVERSATION_HEADER = "x-conversation-id"
 
 
 class BodyTooLarge(Exception):
@@ -57,29 +62,6 @@ async def _read_limited(request: Request, limit: int) -> bytes:
     return bytes(buf)
 
 
-def _validate(body: Any, max_messages: int) -> Optional[str]:
-    """What is wrong with a chat request body (None: fine)."""
-    if not isinstance(body, dict):
-        return "the request body must be a JSON object"
-    msgs = body.get("messages")
-    if not isinstance(msgs, list) or not msgs:
-        return "'messages' must be a non-empty list"
-    if len(msgs) > max_messages:
-        return f"too many messages ({len(msgs)} > {max_messages})"
-    for i, m in enumerate(msgs):
-        if not isinstance(m, dict) or not isinstance(m.get("role"), str):
-            return f"messages[{i}] must be an object with a 'role'"
-        c = m.get("content")
-        if c is not None and not isinstance(c, (str, list)):
-            return f"messages[{i}].content must be a string, a list of parts or null"
-        if isinstance(c, list):
-            for part in c:
-                if not isinstance(part, dict) or part.get("type", "text") != "text":
-                    # images, audio, files cannot be scanned: refusing them is failing closed
-                    return f"messages[{i}] has a content part of a type the privacy gateway cannot check"
-    return None
-
-
 @dataclass
 class ProxyState:
     """Everything the handlers share; immutable after start-up except through thread-safe objects."""
@@ -88,7 +70,7 @@ class ProxyState:
     secrets: Secrets
     engine: PrivacyEngine
     audit: AuditLog
-    upstream: Optional[Upstream] = None
+    upstream: Optional[AsyncCloudClient] = None
 
 
 def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[Randomness] = None,
@@ -116,8 +98,9 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        state.upstream = Upstream(settings.upstream, secrets.upstream_key, settings.timeout_s,
-                                  settings.connect_timeout_s, settings.max_retries, transport)
+        endpoint = Endpoint(settings.upstream, settings.model or "", secrets.upstream_key, "remote")
+        state.upstream = AsyncCloudClient(endpoint, audit, settings.timeout_s, settings.connect_timeout_s,
+                                          settings.max_retries, transport)
         try:
             yield
         finally:
@@ -128,6 +111,21 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
     app = FastAPI(title="cloud-edge-privacy proxy", lifespan=lifespan, docs_url=None, redoc_url=None,
                   openapi_url=None)
     app.state.proxy = state
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        """Unknown routes and wrong methods answer as the OpenAI API does: a JSON error object."""
+        if exc.status_code == 404:
+            message = f"unknown route {request.method} {request.url.path} (this proxy serves /v1/chat/completions, " \
+                      f"/v1/models and /healthz)"
+        else:
+            message = str(exc.detail)
+        return JSONResponse(error_body(message, "invalid_request_error", "unknown_url" if exc.status_code == 404
+                                       else None), status_code=exc.status_code, headers=dict(NO_RETRY))
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return _error(400, "invalid request", "invalid_request_error")
 
     def authorized(request: Request) -> bool:
         if not secrets.client_key:
@@ -142,20 +140,16 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
     @app.get("/healthz")
     async def healthz() -> Dict[str, Any]:
         return {"status": "ok", "method": settings.method, "detector": settings.detector,
-                "guard_detector": settings.guard_detector, "randomness": rand.label,
-                "workers": settings.workers}
+                "guard_detector": settings.guard_detector, "pseudonym_scope": settings.pseudonym_scope,
+                "randomness": rand.label, "workers": settings.workers}
 
     @app.get("/v1/models")
     async def models(request: Request) -> Response:
         if not authorized(request):
             return _error(401, "invalid or missing client key", "invalid_request_error", "invalid_api_key")
         assert state.upstream is not None
-
-        async def nothing(_: int) -> None:
-            return None
-
-        try:
-            resp = await state.upstream.send("GET", "/models", None, False, nothing)
+        try:  # carries no data: no audit line
+            resp = await state.upstream.send("GET", "/models", None, False)
         except UpstreamUnavailable as exc:
             return _error(504 if exc.timeout else 502, str(exc), "upstream_error", retry=True)
         return Response(state.upstream.scrub(resp.content), status_code=resp.status_code,
@@ -173,16 +167,17 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
             return _error(413, f"request body larger than {settings.max_body_bytes} bytes",
                           "invalid_request_error", "request_too_large", request_id)
         body = parse_json(raw)
-        problem = _validate(body, settings.max_messages)
-        if problem:
-            return _error(400, problem, "invalid_request_error", None, request_id)
-        stream = bool(body.get("stream"))
+        stream = bool(body.get("stream")) if isinstance(body, dict) else False
         meta = {"request_id": request_id, "method": settings.method, "detector": settings.detector,
-                "stream": stream, "n_messages": len(body["messages"])}
+                "stream": stream, "pseudonym_scope": settings.pseudonym_scope,
+                "n_messages": len(body.get("messages") or []) if isinstance(body, dict) else 0}
         t0 = time.perf_counter()
         loop = asyncio.get_running_loop()
         try:
-            prepared: Prepared = await loop.run_in_executor(engine.executor, engine.prepare, body)
+            prepared: Prepared = await loop.run_in_executor(engine.executor, engine.prepare, body,
+                                                            request.headers.get(CONVERSATION_HEADER))
+        except InvalidRequest as exc:
+            return _error(400, str(exc), "invalid_request_error", None, request_id)
         except Exception as exc:  # noqa: BLE001 - fail closed on anything
             blocked = isinstance(exc, EgressBlocked)
             reason = safe_reason(exc)
@@ -197,23 +192,17 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
             return _error(500, f"the privacy gateway failed; nothing was sent upstream. {reason}",
                           "privacy_gateway_error", code, request_id)
         privacy_ms = (time.perf_counter() - t0) * 1e3
-        data = json.dumps(prepared.body, ensure_ascii=False).encode("utf-8")
-        sha = body_sha256(data)
-
-        async def before_attempt(n: int) -> None:
-            await audit_write(dict(meta, event="upstream_attempt", attempt=n, request_sha256=sha,
-                                   detected=prepared.detected, request_bytes=len(data),
-                                   privacy_ms=round(privacy_ms, 2)))
-
+        meta.update(detected=prepared.detected, dropped_fields=prepared.dropped, privacy_ms=round(privacy_ms, 2))
         assert state.upstream is not None
         try:
-            resp = await state.upstream.send("POST", "/chat/completions", data, stream, before_attempt)
+            resp = await state.upstream.send("POST", "/chat/completions", prepared.body, stream, meta)
         except UpstreamUnavailable as exc:
             return _error(504 if exc.timeout else 502, str(exc), "upstream_error", None, request_id, retry=True)
         except OSError as exc:  # the audit line could not be written: nothing was sent
             return _error(500, f"audit log not writable ({type(exc).__name__}); nothing was sent upstream",
                           "privacy_gateway_error", "audit_failure", request_id)
-        headers = {"x-request-id": request_id, "x-privacy-ms": f"{privacy_ms:.1f}"}
+        headers = {"x-request-id": request_id, "x-privacy-ms": f"{privacy_ms:.1f}",
+                   "x-privacy-dropped-fields": str(prepared.dropped)}
         event_stream = resp.headers.get("content-type", "").startswith("text/event-stream")
         if resp.status_code >= 400 or not stream or not event_stream:  # an upstream may ignore stream: true
             content = state.upstream.scrub(await resp.aread())
@@ -225,125 +214,13 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
             if not isinstance(parsed, dict):
                 return _error(502, "the upstream answered 200 with a body that is not a JSON object",
                               "upstream_error", None, request_id)
-            restored, _ = await anyio.to_thread.run_sync(restore_completion, parsed, prepared)
+            restored, withheld = await anyio.to_thread.run_sync(restore_completion, parsed, prepared)
+            headers["x-privacy-withheld"] = str(withheld)  # surrogates left inside links on purpose
             if stream:  # the client asked for a stream: give it one, in a single chunk
-                return StreamingResponse(_as_stream(restored), status_code=resp.status_code, headers=headers,
-                                         media_type="text/event-stream")
+                return StreamingResponse(as_stream(restored, withheld), status_code=resp.status_code,
+                                         headers=headers, media_type="text/event-stream")
             return JSONResponse(restored, status_code=resp.status_code, headers=headers)
-        return StreamingResponse(_restore_stream(resp, prepared), status_code=resp.status_code,
+        return StreamingResponse(restore_stream(resp, prepared), status_code=resp.status_code,
                                  headers=headers, media_type="text/event-stream")
 
     return app
-
-
-class _ChunkRestorer:
-    """Restores a chat-completion SSE stream chunk by chunk (contents and tool-call arguments)."""
-
-    def __init__(self, prepared: Prepared) -> None:
-        self.prepared = prepared
-        self.text: Dict[int, StreamRestorer] = {}
-        self.args: Dict[Tuple[int, int], StreamRestorer] = {}
-        self.last: Dict[str, Any] = {"id": "", "created": 0, "model": ""}
-
-    def _text(self, i: int) -> StreamRestorer:
-        if i not in self.text:
-            self.text[i] = self.prepared.text_restorer()
-        return self.text[i]
-
-    def _args(self, i: int, k: int) -> StreamRestorer:
-        if (i, k) not in self.args:
-            self.args[(i, k)] = self.prepared.arguments_restorer()
-        return self.args[(i, k)]
-
-    def _flush_choice(self, i: int, delta: Dict[str, Any]) -> None:
-        rest = self.text.pop(i).flush() if i in self.text else ""
-        if rest:
-            delta["content"] = (delta.get("content") or "") + rest
-        for (ci, k) in sorted(key for key in self.args if key[0] == i):
-            rest = self.args.pop((ci, k)).flush()
-            if rest:
-                calls = delta.setdefault("tool_calls", [])
-                entry = next((c for c in calls if c.get("index") == k), None)
-                if entry is None:
-                    entry = {"index": k, "function": {"arguments": ""}}
-                    calls.append(entry)
-                fn = entry.setdefault("function", {})
-                fn["arguments"] = (fn.get("arguments") or "") + rest
-
-    def chunk(self, event: Dict[str, Any]) -> Dict[str, Any]:
-        for key in self.last:
-            if key in event:
-                self.last[key] = event[key]
-        for choice in event.get("choices") or []:
-            i = int(choice.get("index", 0))
-            delta = choice.get("delta") or {}
-            if isinstance(delta.get("content"), str):
-                delta["content"] = self._text(i).feed(delta["content"])
-            for call in delta.get("tool_calls") or []:
-                fn = call.get("function") or {}
-                if isinstance(fn.get("arguments"), str):
-                    fn["arguments"] = self._args(i, int(call.get("index", 0))).feed(fn["arguments"])
-            if choice.get("finish_reason") is not None:
-                self._flush_choice(i, delta)
-                choice["delta"] = delta
-        return event
-
-    def flush_all(self) -> List[Dict[str, Any]]:
-        """Chunks carrying whatever is still held back (the stream ended without a finish_reason)."""
-        out = []
-        for i in sorted({i for i in self.text} | {i for i, _ in self.args}):
-            delta: Dict[str, Any] = {}
-            self._flush_choice(i, delta)
-            if delta:
-                out.append(dict(self.last, object="chat.completion.chunk",
-                                choices=[{"index": i, "delta": delta, "finish_reason": None}]))
-        return out
-
-
-async def _as_stream(data: Dict[str, Any]) -> AsyncIterator[bytes]:
-    """A complete (restored) chat completion as server-sent events: one chunk per choice, then [DONE]."""
-    for choice in data.get("choices") or []:
-        msg = dict(choice.get("message") or {})
-        calls = msg.get("tool_calls")
-        if calls:
-            msg["tool_calls"] = [dict(c, index=k) for k, c in enumerate(calls)]
-        yield _sse({"id": data.get("id", ""), "object": "chat.completion.chunk", "created": data.get("created", 0),
-                    "model": data.get("model", ""),
-                    "choices": [{"index": choice.get("index", 0), "delta": msg,
-                                 "finish_reason": choice.get("finish_reason") or "stop"}]})
-    yield b"data: [DONE]\n\n"
-
-
-def _sse(obj: Any) -> bytes:
-    return b"data: " + json.dumps(obj, ensure_ascii=False).encode("utf-8") + b"\n\n"
-
-
-async def _restore_stream(resp: httpx.Response, prepared: Prepared) -> AsyncIterator[bytes]:
-    """Relay the upstream's server-sent events with every chunk restored; nothing is emitted twice."""
-    restorer = _ChunkRestorer(prepared)
-    try:
-        async for line in resp.aiter_lines():
-            if not line.strip():
-                continue
-            if not line.startswith("data:"):
-                yield line.encode("utf-8") + b"\n"  # comments, event names: relayed as they are
-                continue
-            payload = line[5:].strip()
-            if payload == "[DONE]":
-                for extra in restorer.flush_all():
-                    yield _sse(extra)
-                yield b"data: [DONE]\n\n"
-                return
-            event = parse_json(payload.encode("utf-8"))
-            if not isinstance(event, dict):
-                yield line.encode("utf-8") + b"\n\n"
-                continue
-            yield _sse(restorer.chunk(event))
-        for extra in restorer.flush_all():
-            yield _sse(extra)
-    except httpx.HTTPError as exc:
-        for extra in restorer.flush_all():
-            yield _sse(extra)
-        yield _sse(error_body(f"upstream stream interrupted: {type(exc).__name__}", "upstream_error"))
-    finally:
-        await resp.aclose()

@@ -11,26 +11,41 @@ LOCAL = "local"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The proxy's options (shared by the ``proxy`` subcommand and ``python -m cloud_edge_privacy.proxy``)."""
-    p.add_argument("--upstream", required=True,
+    """The proxy's options (shared by the ``proxy`` subcommand and ``python -m cloud_edge_privacy.proxy``).
+
+    Options given on the command line override the same keys of ``--config``; the defaults shown apply when
+    neither sets a key."""
+    p.add_argument("--config", default=None, metavar="FILE",
+                   help="YAML file with any of the settings below (keys as in docs/proxy.md, e.g. upstream, "
+                        "model, method, method_params, detector, pseudonym_scope)")
+    p.add_argument("--upstream", default=None,
                    help="the upstream's OpenAI base URL (e.g. https://api.example.com/v1), or 'local' / "
-                        "'local:MODEL' to start the local llama.cpp server as the upstream")
-    p.add_argument("--host", default="127.0.0.1",
+                        "'local:MODEL' to start the local llama.cpp server as the upstream (required here or "
+                        "in --config)")
+    p.add_argument("--host", default=None,
                    help=f"bind address (default 127.0.0.1; any other address requires ${CLIENT_KEY_ENV})")
-    p.add_argument("--port", type=int, default=8088)
-    p.add_argument("--method", default="pseudonym", help="privacy method (default: pseudonym)")
-    p.add_argument("--detector", default="default", help="detector preset (default: default)")
-    p.add_argument("--guard-detector", default="structured", help="egress-guard detector preset")
+    p.add_argument("--port", type=int, default=None, help="default 8088")
+    p.add_argument("--method", default=None, help="privacy method (default: pseudonym)")
+    p.add_argument("--detector", default=None, help="detector preset (default: default)")
+    p.add_argument("--guard-detector", default=None, help="egress-guard detector preset (default: structured)")
+    p.add_argument("--pseudonym-scope", default=None, choices=("key", "conversation", "request"),
+                   help="key (default): a value gets the same surrogate in every request; conversation: per "
+                        "conversation (X-Conversation-Id header, else derived from the first user message); "
+                        "request: fresh surrogates per request")
     p.add_argument("--model", default=None, help="model name sent upstream (default: the client's)")
-    p.add_argument("--workers", type=int, default=1, help="privacy worker threads (each loads a detector)")
-    p.add_argument("--audit-dir", default="proxy_audit", help="folder of proxy_audit.jsonl")
-    p.add_argument("--audit-max-bytes", type=int, default=10_000_000, help="rotate the audit log past this size")
-    p.add_argument("--max-body-bytes", type=int, default=2_000_000)
-    p.add_argument("--timeout", type=float, default=120.0, help="upstream read timeout per attempt, seconds")
-    p.add_argument("--max-retries", type=int, default=2, help="upstream retries (connection errors, 408/429/502-504)")
-    p.add_argument("--upstream-key-env", default=UPSTREAM_KEY_ENV,
+    p.add_argument("--workers", type=int, default=None, help="privacy worker threads, each loads a detector "
+                                                              "(default 1)")
+    p.add_argument("--audit-dir", default=None, help="folder of proxy_audit.jsonl (default proxy_audit)")
+    p.add_argument("--audit-max-bytes", type=int, default=None,
+                   help="rotate the audit log past this size (default 10000000)")
+    p.add_argument("--max-body-bytes", type=int, default=None, help="default 2000000")
+    p.add_argument("--timeout", type=float, default=None, help="upstream read timeout per attempt, seconds "
+                                                                "(default 120)")
+    p.add_argument("--max-retries", type=int, default=None,
+                   help="upstream retries (connection errors, 408/429/502-504; default 2)")
+    p.add_argument("--upstream-key-env", default=None,
                    help=f"NAME of the variable holding the upstream API key (default {UPSTREAM_KEY_ENV})")
-    p.add_argument("--client-key-env", default=CLIENT_KEY_ENV,
+    p.add_argument("--client-key-env", default=None,
                    help=f"NAME of the variable holding the key clients must send (default {CLIENT_KEY_ENV})")
     p.add_argument("--log-level", default="warning")
 
@@ -42,12 +57,26 @@ def add_parser(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-def settings_from_args(args: argparse.Namespace, upstream: str) -> Dict[str, Any]:
-    return {"upstream": upstream, "host": args.host, "port": args.port, "method": args.method,
-            "detector": args.detector, "guard_detector": args.guard_detector, "model": args.model,
-            "workers": args.workers, "audit_dir": args.audit_dir, "audit_max_bytes": args.audit_max_bytes,
-            "max_body_bytes": args.max_body_bytes, "timeout_s": args.timeout, "max_retries": args.max_retries,
-            "upstream_key_env": args.upstream_key_env, "client_key_env": args.client_key_env}
+# command-line option -> settings key
+_OPTIONS = {"upstream": "upstream", "host": "host", "port": "port", "method": "method", "detector": "detector",
+            "guard_detector": "guard_detector", "pseudonym_scope": "pseudonym_scope", "model": "model",
+            "workers": "workers", "audit_dir": "audit_dir", "audit_max_bytes": "audit_max_bytes",
+            "max_body_bytes": "max_body_bytes", "timeout": "timeout_s", "max_retries": "max_retries",
+            "upstream_key_env": "upstream_key_env", "client_key_env": "client_key_env"}
+
+
+def settings_from_args(args: argparse.Namespace) -> Dict[str, Any]:
+    """The settings values: the ``--config`` file's, overridden by every option given on the command line."""
+    from ..errors import ConfigError
+    from .settings import read_config_file
+
+    values: Dict[str, Any] = read_config_file(args.config) if getattr(args, "config", None) else {}
+    for opt, key in _OPTIONS.items():
+        if getattr(args, opt, None) is not None:
+            values[key] = getattr(args, opt)
+    if not values.get("upstream"):
+        raise ConfigError("no upstream: give --upstream URL (or 'local') or set 'upstream' in --config")
+    return values
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,18 +89,17 @@ def run(args: argparse.Namespace) -> int:
 
     server: Optional[Any] = None
     try:
-        upstream = args.upstream
-        model = args.model
+        values = settings_from_args(args)
+        where = f"{args.config}" if getattr(args, "config", None) else "proxy settings"
+        upstream = str(values["upstream"])
         if upstream == LOCAL or upstream.startswith(LOCAL + ":"):
             from ..models.local_server import LocalServer
 
             local_model = upstream.split(":", 1)[1] if ":" in upstream else "qwen2.5-coder-0.5b-instruct"
             server = LocalServer(local_model).start()
-            upstream, model = server.base_url, model or local_model
-            print(f"local llama.cpp upstream at {upstream} (model {local_model})", flush=True)
-        values = settings_from_args(args, upstream)
-        values["model"] = model
-        settings = load_settings(values)
+            values["upstream"], values["model"] = server.base_url, values.get("model") or local_model
+            print(f"local llama.cpp upstream at {server.base_url} (model {local_model})", flush=True)
+        settings = load_settings(values, where)
         secrets = load_secrets(settings)
         print(f"loading detector {settings.detector!r} and method {settings.method!r} ...", flush=True)
         app = create_app(settings, secrets)

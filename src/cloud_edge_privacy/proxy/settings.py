@@ -6,7 +6,7 @@ import ipaddress
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -15,6 +15,7 @@ from ..errors import ConfigError
 UPSTREAM_KEY_ENV = "CEP_UPSTREAM_API_KEY"
 CLIENT_KEY_ENV = "CEP_PROXY_CLIENT_KEY"
 SCOPE = "cep-proxy"  # one keyed scope for every request: a value gets the same surrogate in every turn
+PER_KEY, PER_CONVERSATION, PER_REQUEST = "key", "conversation", "request"  # pseudonym scopes
 
 
 def is_loopback(host: str) -> bool:
@@ -39,6 +40,10 @@ class ProxySettings(BaseModel):
     method_params: Dict[str, Any] = Field(default_factory=dict)
     detector: str = "default"
     guard_detector: str = "structured"
+    pseudonym_scope: Literal["key", "conversation", "request"] = Field(
+        PER_KEY, description="key: a value gets the same surrogate in every request; conversation: per "
+                             "conversation (X-Conversation-Id header or derived from the first user message); "
+                             "request: fresh surrogates in every request")
     model: Optional[str] = Field(None, description="model name sent upstream (default: the client's)")
     workers: int = Field(1, ge=1, le=16, description="privacy worker threads, each with its own detector")
     max_body_bytes: int = Field(2_000_000, ge=1024)
@@ -73,13 +78,32 @@ class Secrets:
     client_key: str = field(default="", repr=False)
 
 
-def load_settings(values: Dict[str, Any]) -> ProxySettings:
+def load_settings(values: Dict[str, Any], where: str = "proxy settings") -> ProxySettings:
     try:
         return ProxySettings.model_validate(values)
     except ValidationError as exc:
         from ..module_configs import describe_errors
 
-        raise ConfigError(f"proxy settings: {describe_errors(exc, ProxySettings)}") from None
+        raise ConfigError(f"{where}: {describe_errors(exc, ProxySettings)}") from None
+
+
+def read_config_file(path: str) -> Dict[str, Any]:
+    """The settings in a YAML config file (the same keys as :class:`ProxySettings`, see docs/proxy.md);
+    errors name the file (unknown keys: with a "did you mean")."""
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = yaml.safe_load(fh)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the proxy config ({exc.strerror})") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({type(exc).__name__})") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the proxy config must be a mapping of setting -> value")
+    return data
 
 
 def load_secrets(settings: ProxySettings, env: Optional[Dict[str, str]] = None) -> Secrets:
