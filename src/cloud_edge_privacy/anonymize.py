@@ -1,8 +1,10 @@
-"""Anonymize TAB documents with a privacy method and score masks with TAB's definitions."""
+"""Anonymize TAB documents with a privacy method (through the edge pipeline, like every entry point) and
+score masks with TAB's definitions."""
 from __future__ import annotations
 
 import json
 import os
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
@@ -10,9 +12,7 @@ from typing import Any, Dict, List, Optional
 from tqdm import tqdm
 
 from .detection import Detector, build_detector
-from .egress import check_egress
 from .errors import DataValidationError
-from .gateway import NO_PROTECTION, PrivacyGateway
 from .randomness import Randomness
 from .metrics.tab_official import score_masks
 from .tab_data import TabDocument, load_tab, read_json_file
@@ -26,24 +26,37 @@ def gold_dict(doc: TabDocument) -> Dict[str, Any]:
 def anonymize_documents(docs: List[TabDocument], method: str, randomness: Randomness,
                         detector: Optional[Detector] = None, progress: bool = True,
                         params: Optional[Dict[str, Any]] = None, guard: bool = True) -> Dict[str, Any]:
-    """Run the gateway (and the egress guard) over documents: masks, texts, timings, ε per kind.
+    """Run the edge pipeline's protect + guard step (the one every entry point uses) over documents: masks,
+    texts, timings, ε per kind.
 
     A document the egress guard blocks keeps its masks (they are what detection found) but gets no text:
-    its ``status`` is ``privacy_failure``.
+    its ``status`` is ``privacy_failure``.  ``guard=False`` skips the guard (scripts that score masks only).
     """
-    gw = PrivacyGateway(method, randomness, detector, method_params=params or {})
-    structured = build_detector("structured") if guard and method != NO_PROTECTION else None
-    masks, texts, timings, epsilons, status = {}, {}, [], {}, {}
-    for doc in tqdm(docs, desc=f"anonymize ({method})", unit="doc", disable=not progress):
-        t0 = time.perf_counter()
-        prot = gw.protect(doc.text, scope=doc.doc_id)
-        findings = check_egress(prot, structured) if guard else []
-        timings.append((time.perf_counter() - t0) * 1e3)
-        masks[doc.doc_id] = prot.masks()
-        status[doc.doc_id] = "privacy_failure" if findings else "ok"
-        texts[doc.doc_id] = None if findings else prot.fields[0]
-        if prot.epsilon_by_kind():
-            epsilons[doc.doc_id] = prot.epsilon_by_kind()
+    from .context import RunContext
+    from .module_configs import CloudModelConfig
+    from .pipeline import EdgePipeline, EgressBlocked
+
+    config = CloudModelConfig(privacy_method=method, method_params=params or {})
+    with tempfile.TemporaryDirectory(prefix="cep-anonymize-") as tmp:  # nothing is sent: no audit is written
+        pipe = EdgePipeline(RunContext(Path(tmp)), config, randomness=randomness,
+                            detector=detector if detector is not None else build_detector("default"))
+        masks, texts, timings, epsilons, status = {}, {}, [], {}, {}
+        for doc in tqdm(docs, desc=f"anonymize ({method})", unit="doc", disable=not progress):
+            t0 = time.perf_counter()
+            blocked = False
+            if guard:
+                try:
+                    prot, _ = pipe.protect_texts([doc.text], scope=doc.doc_id)
+                except EgressBlocked as exc:
+                    blocked, prot = True, exc.prot
+            else:
+                prot = pipe.gateway.protect(doc.text, scope=doc.doc_id)
+            timings.append((time.perf_counter() - t0) * 1e3)
+            masks[doc.doc_id] = prot.masks()
+            status[doc.doc_id] = "privacy_failure" if blocked else "ok"
+            texts[doc.doc_id] = None if blocked else prot.fields[0]
+            if prot.epsilon_by_kind():
+                epsilons[doc.doc_id] = prot.epsilon_by_kind()
     return {"masks": masks, "texts": texts, "latency_ms": timings, "epsilon": epsilons, "status": status,
             "randomness": randomness.label}
 

@@ -1,4 +1,6 @@
-"""The audit log: what is about to leave the edge, written BEFORE each attempt (DESIGN.md invariant 3)."""
+"""The audit log: what is about to leave the edge, written BEFORE each attempt (DESIGN.md invariant 3), and
+the one definition of "what was sent" (:func:`outgoing_texts`, :func:`sent_text`) that the egress guard and
+the leakage metrics both read."""
 from __future__ import annotations
 
 import hashlib
@@ -7,7 +9,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 
 class AuditLog:
@@ -43,3 +45,27 @@ class AuditLog:
 
 def body_sha256(body: bytes) -> str:
     return hashlib.sha256(body).hexdigest()
+
+
+def outgoing_texts(messages: Sequence[Dict[str, Any]]) -> List[str]:
+    """Every text that a request's messages carry: contents, text parts, tool-call names and arguments,
+    participant names.  The egress guard scans these; the leakage metrics search these."""
+    out: List[str] = []
+    for m in messages:
+        content = m.get("content")
+        if isinstance(content, str):
+            out.append(content)
+        elif isinstance(content, list):
+            out += [p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        for call in m.get("tool_calls") or []:
+            fn = call.get("function") or {}
+            out += [v for v in (fn.get("name"), fn.get("arguments")) if isinstance(v, str)]
+        if isinstance(m.get("name"), str):
+            out.append(m["name"])
+    return out
+
+
+def sent_text(messages: Optional[Sequence[Dict[str, Any]]]) -> str:
+    """What left the edge in one request, as one text ('' when nothing did): the audit line's ``messages``
+    and a result's ``sent_messages`` (the same object the cloud client audited) read the same way."""
+    return "\n".join(outgoing_texts(messages)) if messages else ""

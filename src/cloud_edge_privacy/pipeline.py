@@ -12,6 +12,7 @@ import copy
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from .audit import outgoing_texts
 from .collaboration import sketch_messages
 from .context import RunContext, sample_key
 from .egress import check_egress
@@ -27,7 +28,12 @@ OK, PRIVACY_FAILURE, BUDGET_EXCEEDED, CLOUD_FAILURE, EDGE_FAILURE = (
 
 
 class EgressBlocked(PrivacyGatewayError):
-    """The egress guard found an identifier in what was about to leave; nothing was sent."""
+    """The egress guard found an identifier in what was about to leave; nothing was sent.  ``prot`` is the
+    protection the guard refused (its masks still say what detection found)."""
+
+    def __init__(self, message: str, prot: Optional[ProtectedFields] = None) -> None:
+        super().__init__(message)
+        self.prot = prot
 
 
 def randomness_for(config: CloudModelConfig) -> Randomness:
@@ -64,13 +70,14 @@ class EdgePipeline:
     """Protects and sends one sample's request to the cloud, then restores and refines the answer."""
 
     def __init__(self, ctx: RunContext, config: CloudModelConfig, randomness: Optional[Randomness] = None,
-                 guard_detector: str = "structured") -> None:
+                 guard_detector: str = "structured", detector: Any = None) -> None:
         """``randomness`` overrides the one the config names (the proxy passes a deployment randomness whose
-        secret key is required, so pseudonyms stay the same across requests and processes)."""
+        secret key is required, so pseudonyms stay the same across requests and processes); ``detector``
+        overrides the config's preset with an already built detector (``anonymize`` and the scripts)."""
         self.ctx = ctx
         self.config = config
         self.randomness = randomness or randomness_for(config)
-        self.detector = ctx.detector(config.detector)
+        self.detector = detector if detector is not None else ctx.detector(config.detector)
         self.structured = ctx.detector(guard_detector) if config.privacy_method != NO_PROTECTION else None
         self.gateway = PrivacyGateway(config.privacy_method, self.randomness, self.detector,
                                       build_accountant(config), config.operator_params())
@@ -133,6 +140,14 @@ class EdgePipeline:
             node[path[-1]] = new
         return prot, out
 
+    def protect_texts(self, texts: Sequence[str], scope: str = "",
+                      randomness: Optional[Randomness] = None) -> Tuple[ProtectedFields, float]:
+        """Protect ``texts`` together and guard them as they will leave (every free text of a request that
+        carries no template: the proxy's text slots, ``anonymize``'s documents); returns the protected fields
+        and the guard's time.  Raises ``PrivacyGatewayError`` / :class:`EgressBlocked`: nothing may leave."""
+        prot = self.gateway.protect_fields(texts, scope=scope, randomness=randomness)
+        return prot, self.guard_texts(prot, prot.fields)
+
     def guard(self, prot: ProtectedFields, messages: List[Dict[str, Any]]) -> float:
         """Raise :class:`EgressBlocked` if anything identifying is in the outgoing ``messages``; returns the
         time taken."""
@@ -147,7 +162,7 @@ class EdgePipeline:
                                 key=self.randomness.key)
         if findings:
             raise EgressBlocked(f"egress guard blocked the request: {len(findings)} finding(s): "
-                                + "; ".join(f.describe() for f in findings[:5]))
+                                + "; ".join(f.describe() for f in findings[:5]), prot)
         return (time.perf_counter() - t0) * 1e3
 
     # -- the path -------------------------------------------------------------------------------------
@@ -211,23 +226,6 @@ class EdgePipeline:
         result["tokens"].update(cloud_prompt=out["prompt_tokens"], cloud_completion=out["completion_tokens"])
         result["timings_ms"]["cloud_call"] = out["call_ms"]
         return result
-
-
-def outgoing_texts(messages: List[Dict[str, Any]]) -> List[str]:
-    """Every text that a request body carries: contents, text parts, tool-call names and arguments."""
-    out: List[str] = []
-    for m in messages:
-        content = m.get("content")
-        if isinstance(content, str):
-            out.append(content)
-        elif isinstance(content, list):
-            out += [p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
-        for call in m.get("tool_calls") or []:
-            fn = call.get("function") or {}
-            out += [v for v in (fn.get("name"), fn.get("arguments")) if isinstance(v, str)]
-        if isinstance(m.get("name"), str):
-            out.append(m["name"])
-    return out
 
 
 def edge_inference(data: Any, llm: Any, detector: Any) -> Dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ..audit import sent_text
 from ..spans import surface_pattern
 from .samples import SampleView, gold_mentions, unpack
 
@@ -81,11 +82,11 @@ def leak_direct(y_true: Sequence[Any], y_pred: Sequence[Any]) -> int:
 
 
 def leak_audit_lines(lines: Sequence[Dict[str, Any]], gold_by_doc: Dict[str, Dict[str, Any]]) -> List[Dict[str, Any]]:
-    """Scan audit-log lines (exact request bodies) for gold DIRECT identifiers; returns the findings."""
+    """Scan audit-log lines (the messages of each request, recorded before it left) for gold DIRECT
+    identifiers with the same definition of "what was sent" as :func:`leak_direct`; returns the findings."""
     findings = []
     for line in lines:
-        msgs = line.get("messages") or []
-        sent = "\n".join(str(m.get("content", "")) for m in msgs)
+        sent = sent_text(line.get("messages"))
         gold = gold_by_doc.get(line.get("sample_id"), {})
         for m in gold_mentions(gold, ("DIRECT",)):
             if appears_in(m["span_text"], sent):

@@ -5,6 +5,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence
 
+from ..audit import sent_text
+
 
 @dataclass
 class SampleView:
@@ -58,9 +60,9 @@ class SampleView:
         return self.sent_messages() is not None
 
     def sent_text(self) -> str:
-        """Everything that left the edge for this sample (message contents), '' if nothing did."""
-        msgs = self.sent_messages()
-        return "" if msgs is None else "\n".join(str(m.get("content", "")) for m in msgs)
+        """Everything that left the edge for this sample, '' if nothing did (:func:`~..audit.sent_text`,
+        the definition the audit-log scan uses too)."""
+        return sent_text(self.sent_messages())
 
 
 def _gold(item: Any) -> Dict[str, Any]:

@@ -136,8 +136,7 @@ class PrivacyEngine:
 
         def run(p: ProxyPipeline) -> None:
             try:
-                prot = p.gateway.protect_fields([probe], scope=SCOPE)
-                p.guard_texts(prot, prot.fields)
+                prot, _ = p.protect_texts([probe], scope=SCOPE)
             except PrivacyGatewayError as exc:
                 raise ConfigError(f"warm-up request (a name, an e-mail, a date) failed with method "
                                   f"{self.settings.method!r} and detector {self.settings.detector!r}, so every "
@@ -160,8 +159,7 @@ class PrivacyEngine:
         outgoing = build_outgoing(body, self.tool_call_id, self.settings.model, self.settings.max_messages)
         rand, scope = scope_randomness(self.randomness, self.settings.pseudonym_scope, body, conversation_id)
         with self.pipeline() as p:
-            prot = p.gateway.protect_fields(outgoing.texts, scope=scope, randomness=rand)
-            guard_ms = p.guard_texts(prot, prot.fields)
+            prot, guard_ms = p.protect_texts(outgoing.texts, scope=scope, randomness=rand)
         out = outgoing.fill(prot.fields)
         detected = dict(sorted(Counter(s.category for s in prot.spans).items()))
         timings = dict(prot.timings_ms, egress_guard_ms=guard_ms)
