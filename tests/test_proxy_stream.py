@@ -2,6 +2,7 @@
 no models, no network."""
 import json
 import random
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +11,8 @@ from cloud_edge_privacy.errors import ConfigError
 from cloud_edge_privacy.proxy.engine import restore_arguments
 from cloud_edge_privacy.proxy.request import InvalidRequest, build_outgoing, texts_in, url_arguments
 from cloud_edge_privacy.proxy.settings import ProxySettings, is_loopback, load_secrets, load_settings
+
+REPO = Path(__file__).resolve().parents[1]
 
 MAPPING = {"Anna Aldana": "John Smith", "Anna": "Mary", "[PERSON_1]": "Bob O'Neil", "Hall": "Berg",
            "[CODE_12]": "x@y.org"}
@@ -239,3 +242,26 @@ def test_cli_registers_proxy_subcommand_and_refuses_public_bind_without_client_k
     r = subprocess.run([sys.executable, "-m", "cloud_edge_privacy.proxy", "--upstream", "http://127.0.0.1:9/v1",
                         "--host", "0.0.0.0"], capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == 2 and "CEP_PROXY_CLIENT_KEY" in r.stderr
+
+
+def test_config_file_is_read_command_line_options_win_and_unknown_keys_name_the_file(tmp_path):
+    import argparse
+
+    from cloud_edge_privacy.proxy import cli
+    from cloud_edge_privacy.proxy.settings import read_config_file
+
+    p = argparse.ArgumentParser()
+    cli.add_arguments(p)
+    shipped = str(REPO / "docs" / "proxy-config.yaml")
+    values = cli.settings_from_args(p.parse_args(["--config", shipped, "--port", "9001"]))
+    assert values["upstream"] == "local" and values["port"] == 9001 and values["pseudonym_scope"] == "conversation"
+    assert load_settings(dict(values, upstream="http://127.0.0.1:1/v1")).method == "pseudonym"
+    bad = tmp_path / "proxy.yaml"
+    bad.write_text("upstream: http://127.0.0.1:1/v1\npseudonym_scop: request\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"proxy\.yaml.*pseudonym_scop.*did you mean 'pseudonym_scope'"):
+        load_settings(read_config_file(str(bad)), str(bad))
+    bad.write_text("- not a mapping\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="mapping"):
+        read_config_file(str(bad))
+    with pytest.raises(ConfigError, match="no upstream"):
+        cli.settings_from_args(p.parse_args([]))
