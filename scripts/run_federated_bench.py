@@ -66,6 +66,8 @@ def main(argv=None) -> int:
     ap.add_argument("--export-model", default="minilm", choices=("minilm", "hashed_cnn"))
     ap.add_argument("--export-path", default=None, help="--export-detector: the file; the experiment: a directory")
     ap.add_argument("--merge", nargs="+", default=None, help="merge the grid_rows.json of these dirs into --out")
+    ap.add_argument("--tune", action="store_true",
+                    help="choose the MiniLM head's settings on a split of TAB train (not dev): results/tuning.md")
     ap.add_argument("--prepare-ianvs-data", action="store_true",
                     help="write the example's data/tab_train.jsonl and data/tab_dev.jsonl from the TAB files")
     a = ap.parse_args(argv)
@@ -98,6 +100,18 @@ def main(argv=None) -> int:
 
         merge_results(a.merge, a.out)
         print(open(os.path.join(a.out, "grid.md"), encoding="utf-8").read())
+        return 0
+    if a.tune:
+        from cloud_edge_privacy.federated import tune
+        from cloud_edge_privacy.tab_data import load_tab
+
+        docs = load_tab(a.train)
+        rows = tune.tune(docs, cfg.with_model("minilm"), log=lambda m: print(m, flush=True))
+        fit, val = tune.split_train(docs)
+        os.makedirs(a.out, exist_ok=True)
+        with open(os.path.join(a.out, "tuning.md"), "w", encoding="utf-8") as fh:
+            fh.write(tune.markdown(rows, len(fit), len(val)))
+        print(open(os.path.join(a.out, "tuning.md"), encoding="utf-8").read())
         return 0
     if a.prepare_ianvs_data:
         from cloud_edge_privacy.federated.ianvs_runner import prepare_data

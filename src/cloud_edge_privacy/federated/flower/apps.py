@@ -29,6 +29,7 @@ from flwr.common.logger import log as flwr_log  # noqa: E402
 from flwr.serverapp import Grid, ServerApp  # noqa: E402
 
 from .core import NodeInfo, client_round, load_shard, run_server, settings_from_config  # noqa: E402
+from .wire import CountingGrid  # noqa: E402
 
 
 def _to_array(flat: torch.Tensor) -> ArrayRecord:
@@ -76,7 +77,7 @@ def train(msg: Message, context: Context) -> Message:
 server_app = ServerApp()
 
 
-def _exchange(grid: Grid, messages: List[Message], timeout: float, what: str) -> List[Message]:
+def _exchange(grid: "Grid | CountingGrid", messages: List[Message], timeout: float, what: str) -> List[Message]:
     replies = list(grid.send_and_receive(messages, timeout=timeout))
     errors = [f"node {r.metadata.src_node_id}: {r.error.reason}" for r in replies if r.has_error()]
     if errors:
@@ -101,6 +102,9 @@ def _wait_for_nodes(grid: Grid, expected: int, seconds: float) -> List[int]:
 def main(grid: Grid, context: Context) -> None:
     """Discover the nodes, then :func:`core.run_server` with a Flower message exchange per round."""
     settings = settings_from_config(context.run_config)
+    if settings.secagg:
+        raise RuntimeError("secagg = true runs with the SecAgg+ apps (cloud_edge_privacy.federated.flower.secagg; "
+                           "the example's flower_secagg app directory)")
     torch.set_num_threads(settings.threads)
     node_ids = _wait_for_nodes(grid, settings.num_clients, settings.node_wait_seconds)
     queries = [Message(RecordDict({"config": ConfigRecord({"ask": "partition"})}), dst_node_id=n,
@@ -120,9 +124,10 @@ def main(grid: Grid, context: Context) -> None:
                         dst_node_id=n.node_id, message_type=MessageType.TRAIN, group_id=str(round_idx))
                 for n in chosen]
         out = []
-        for rep in _exchange(grid, msgs, settings.round_timeout_seconds, f"round {round_idx + 1}"):
+        for rep in _exchange(wire, msgs, settings.round_timeout_seconds, f"round {round_idx + 1}"):
             metrics = {k: float(v) for k, v in rep.content.metric_records["metrics"].items()}
             out.append((_from_array(rep.content.array_records["update"]), metrics))
         return out
 
-    run_server(settings, nodes, train_round, log=_log)
+    wire = CountingGrid(grid)
+    run_server(settings, nodes, train_round, log=_log, wire=wire)

@@ -128,6 +128,10 @@ def settings_from_config(run_config: Mapping[str, Any]) -> Settings:
                           f"method {method!r} uses {spec.aggregator})")
     if cfg.rounds < 1 or not 0 < cfg.participation <= 1:
         raise ConfigError("run config needs rounds >= 1 and 0 < participation <= 1")
+    if secagg and (cfg.participation != 1.0 or spec.privacy not in ("none", "dpsgd")):
+        raise ConfigError("run config 'secagg' = true: SecAgg+ runs here take every client each round "
+                          "(participation = 1.0) and client-side privacy only (method fedavg, dp_fedavg or "
+                          f"fedavg+dpsgd); got participation {cfg.participation}, method {method!r}")
     randomness = str(_get(run_config, "randomness", "deployment"))
     if randomness not in ("deployment", "benchmark"):
         raise ConfigError(f"run config 'randomness' = {randomness!r}: expected 'deployment' or 'benchmark'")
@@ -227,8 +231,10 @@ def check_nodes(nodes: Sequence[NodeInfo], expected: int) -> Dict[int, NodeInfo]
 
 
 def run_server(settings: Settings, nodes: Sequence[NodeInfo], train_round: TrainRound,
-               log: Callable[[str], None] = print) -> Dict[str, Any]:
-    """The server loop: select clients, exchange weights with ``train_round``, aggregate, evaluate, report."""
+               log: Callable[[str], None] = print, wire: Any = None) -> Dict[str, Any]:
+    """The server loop: select clients, exchange weights with ``train_round``, aggregate, evaluate, report.
+
+    ``wire`` (a :class:`.wire.CountingGrid`): its byte count per round goes into the history."""
     t0 = time.perf_counter()
     by_pid = check_nodes(nodes, settings.num_clients)
     cfg = replace(settings.cfg, n_clients=len(by_pid))
@@ -248,6 +254,7 @@ def run_server(settings: Settings, nodes: Sequence[NodeInfo], train_round: Train
     client_eps: List[float] = []
     for r in range(cfg.rounds):
         chosen = [by_pid[k] for k in select_clients(cfg.n_clients, cfg.participation, r, settings.seed)]
+        t_round, b_round = time.perf_counter(), (wire.total if wire is not None else 0)
         replies = train_round(r, chosen, global_flat, {"round": r, "delta": delta})
         by_reply = sorted(replies, key=lambda rep: rep[1]["partition-id"])
         got = [int(m["partition-id"]) for _, m in by_reply]
@@ -259,19 +266,30 @@ def run_server(settings: Settings, nodes: Sequence[NodeInfo], train_round: Train
                         "num_samples": [int(m["num-samples"]) for _, m in by_reply],
                         "loss": [round(m["loss"], 5) for _, m in by_reply],
                         "update_norm": [round(m["norm"], 5) for _, m in by_reply],
-                        "global_norm": round(float(global_flat.norm()), 5)})
+                        "global_norm": round(float(global_flat.norm()), 5),
+                        "seconds": round(time.perf_counter() - t_round, 3)})
+        if wire is not None:
+            history[-1]["bytes"] = wire.total - b_round
         log(f"round {r + 1}/{cfg.rounds}: partitions {got}, mean loss "
             f"{sum(m['loss'] for _, m in by_reply) / len(by_reply):.4f}")
     if spec.privacy == "dpsgd" and client_eps:
         privacy.update(epsilon_total_rdp=max(client_eps), rounds_accounted=cfg.rounds)
     if spec.local_dp and client_eps and max(client_eps) > privacy["epsilon_total_rdp"] + 1e-9:
         raise RuntimeError("a client accounted more privacy loss than the server's calibration")
+    clients = {str(n.partition_id): {"node_id": n.node_id, "num_windows": n.num_windows} for n in nodes}
+    return finish_run(settings, init_flat, global_flat, privacy, history, clients, t0, log)
+
+
+def finish_run(settings: Settings, init_flat: torch.Tensor, global_flat: torch.Tensor, privacy: Dict[str, Any],
+               history: List[Dict[str, Any]], clients: Dict[str, Any], t0: float,
+               log: Callable[[str], None] = print) -> Dict[str, Any]:
+    """The result of a run (plain or SecAgg+): the final model evaluated on dev, saved and reported."""
+    cfg = settings.cfg
     model = new_model(cfg.model, settings.seed)
     set_flat(model, global_flat)
     result: Dict[str, Any] = {
-        "method": settings.method, "epsilon": _eps(settings.epsilon), "seed": settings.seed,
-        "randomness": settings.randomness, "rounds": cfg.rounds,
-        "clients": {str(n.partition_id): {"node_id": n.node_id, "num_windows": n.num_windows} for n in nodes},
+        "method": settings.method, "model": cfg.model.kind, "epsilon": _eps(settings.epsilon), "seed": settings.seed,
+        "randomness": settings.randomness, "rounds": cfg.rounds, "secagg": settings.secagg, "clients": clients,
         "history": history, "privacy": privacy, "config": {"fed": asdict(cfg), "threads": settings.threads},
         "initial_norm": round(float(init_flat.norm()), 6), "final_norm": round(float(global_flat.norm()), 6),
         "weight_change_norm": round(float((global_flat - init_flat).norm()), 6),
