@@ -162,7 +162,7 @@ def test_property_random_bodies_with_planted_identifiers_never_reach_the_upstrea
         lambda b, v: b.__setitem__(rnd.choice(["user", "metadata", "extra_body", "prediction"]), unknown(v)),
         lambda b, v: b.__setitem__("tool_choice", {"type": "function", "function": {"name": v}}),
     ]
-    for _ in range(60):
+    for _ in range(120):
         body = {"model": "m", "messages": [{"role": "user", "content": "Summarise the note."}],
                 "temperature": rnd.choice([0, 0.5, 1])}
         for _ in range(rnd.randint(1, 4)):
