@@ -100,7 +100,7 @@ class _Scanner:
         return False
 
     def run(self, text: str) -> List[bool]:
-        if not self.md_depth and not self.tag and "<" not in text and "](" not in self.prev + text:
+        if not self.md_depth and not self.tag and "<" not in self.prev + text and "](" not in self.prev + text:
             self.prev = text[-1:] or self.prev  # nothing can open a link target or a tag: all safe
             return [False] * len(text)
         return [self.step(c) for c in text]
