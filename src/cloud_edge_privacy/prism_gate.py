@@ -1,6 +1,7 @@
 """PRISM-style soft gating: a linear gate + softmax over (edge, collaborative, cloud).
 
-Features come from the edge's privacy profile only (no LLM call, no gold labels). Training minimises
+Features come from the edge's privacy profile only (no LLM call, no gold labels): the paper's z = [R(P); d]
+(eq. 1-3; d is Δ for every entity, so Δ is the feature) plus per-category counts and topic cues. Training minimises
 cross-entropy plus λ times the mean entropy of the routing distribution, **the sign of the paper's
 eq. 5** (L = L_task + λ·H(π): confident routing is encouraged). The authors' released training code
 subtracts the entropy instead (it rewards spread-out routing); we follow the paper.
@@ -27,7 +28,7 @@ _HEALTH = re.compile(r"\b(symptoms?|diagnos\w*|patient|disease|pain|fever|medica
                      r"hospital|infection|allerg\w*|pregnan\w*|hiv|cancer|diabetes|depress\w*|nausea)\b", re.I)
 _FINANCE = re.compile(r"\b(card|account|bank|balance|transaction|charge[ds]?|loan|credit|debit|iban|"
                       r"payment|salary|tax|usd|eur|dollars?)\b", re.I)
-FEATURES = ("bias", "risk", "personal_context", *[f"n_{c}" for c in CATEGORIES], "max_level", "has_direct",
+FEATURES = ("bias", "risk", "context_flag", *[f"n_{c}" for c in CATEGORIES], "max_level", "has_direct",
             "health_topic", "finance_topic", "log_length")
 WEIGHTS_FILE = Path(__file__).with_name("routing_models") / "prism_gate.json"
 
@@ -40,7 +41,7 @@ def gate_features(text: str, spans: Sequence[Span]) -> np.ndarray:
     return np.array([
         1.0,
         min(prism_risk(spans, RISK_WEIGHTS) / RISK_SCALE, 2.0),
-        float(personal_context(text)),
+        float(personal_context(text, spans)),  # Δ of eq. 2 (first person or a PERSON entity)
         *[min(counts[c], 3) / 3.0 for c in CATEGORIES],
         (max(levels) if levels else 0) / 5.0,
         float(any(s.category in ("PERSON", "CODE") for s in spans)),
