@@ -1,0 +1,88 @@
+"""The core install: build the wheel, install it in a fresh venv WITHOUT extras, use the gateway from it.
+
+Slow (a few minutes: pip resolves the core dependencies from the index). The figures it prints (wheel size,
+install time) are reported, not asserted, except generous bounds that catch a packaging mistake (torch or
+llama.cpp in the core pulls gigabytes; a model file missing from the wheel breaks the README example).
+"""
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+NOT_IN_CORE = ("torch", "llama_cpp", "flwr", "ray", "sentence_transformers", "matplotlib", "sktime", "opacus")
+
+
+def _readme_python_block() -> str:
+    from test_docs_commands import blocks
+
+    runs = [b for b in blocks(REPO / "README.md") if b.lang == "python" and b.mode == "run"]
+    assert runs, "README.md has no runnable python block (the library section)"
+    return runs[0].body
+
+
+def _run(cmd, **kw):
+    proc = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    assert proc.returncode == 0, f"{cmd}: exit {proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+    return proc
+
+
+@pytest.fixture(scope="module")
+def core_venv(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("wheel")
+    src = tmp / "src"
+    # the tracked files as they are in the working tree (what a clone holds), without .venv, caches or outputs
+    files = _run(["git", "ls-files", "-z"], cwd=REPO).stdout.split("\0")
+    for rel in filter(None, files):
+        if (REPO / rel).is_file():
+            (src / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / rel, src / rel)
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp / "dist"), str(src)], timeout=600)
+    wheel = next((tmp / "dist").glob("cloud_edge_privacy-*.whl"))
+    base = getattr(sys, "_base_executable", sys.executable)
+    _run([base, "-m", "venv", str(tmp / "venv")], timeout=300)
+    py = tmp / "venv" / "bin" / "python"
+    t0 = time.perf_counter()
+    _run([str(py), "-m", "pip", "install", "-q", str(wheel)], timeout=1800)
+    install_s = time.perf_counter() - t0
+    size_mb = wheel.stat().st_size / 2**20
+    print(f"\nwheel {wheel.name}: {size_mb:.2f} MiB; core install into a fresh venv: {install_s:.0f} s")
+    return {"py": py, "bin": tmp / "venv" / "bin", "tmp": tmp, "size_mb": size_mb}
+
+
+@pytest.fixture
+def env(tmp_path):
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "CEP_DATA_DIR"))}
+    e["CEP_SECRET_KEY"] = "cd" * 32
+    return e
+
+
+def test_the_wheel_is_small_and_the_core_has_no_heavy_extras(core_venv):
+    assert core_venv["size_mb"] < 20, f"wheel of {core_venv['size_mb']:.1f} MiB: data or models packed by mistake?"
+    code = "import importlib.util as u, sys; sys.exit(','.join(m for m in %r if u.find_spec(m)))" % (NOT_IN_CORE,)
+    proc = subprocess.run([str(core_venv["py"]), "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, f"the core install pulled: {proc.stderr.strip()}"
+
+
+def test_readme_library_example_runs_from_the_wheel(core_venv, env):
+    """The README's API example, as written, in the core venv, outside the repository (no data/ beside it)."""
+    _run([str(core_venv["py"]), "-c", _readme_python_block()], cwd=core_venv["tmp"], env=env, timeout=900)
+
+
+def test_core_cli_and_proxy_from_the_wheel(core_venv, env):
+    cli = str(core_venv["bin"] / "cloud-edge-privacy")
+    assert _run([cli, "--version"], env=env).stdout.startswith("cloud-edge-privacy ")
+    out = _run([cli, "anonymize", "--method", "placeholder", "--text", "Mail jane.roe@example.org today."],
+               cwd=core_venv["tmp"], env=env, timeout=900).stdout
+    assert "jane.roe@example.org" not in out and "[" in out
+    _run([str(core_venv["py"]), "-c", "from cloud_edge_privacy.proxy.app import create_app"], env=env)
+    # a feature of an extra names the extra
+    proc = subprocess.run([cli, "anonymize", "--method", "metric_dp_words", "--epsilon", "1", "--text",
+                           "Mail Anna Berg today."], capture_output=True, text=True, cwd=core_venv["tmp"], env=env,
+                          timeout=900)
+    assert proc.returncode != 0 and "cloud-edge-privacy[bench]" in proc.stderr, proc.stderr[-2000:]
