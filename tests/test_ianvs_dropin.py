@@ -36,9 +36,11 @@ def _run(cmd, **kw):
     return proc
 
 
-def _tracked_example_files():
-    out = _run(["git", "ls-files", "-z", REL], cwd=REPO).stdout.split("\0")
-    return [f for f in out if f and (REPO / f).is_file()]
+def _export_head(dest: Path, *paths: str) -> None:
+    """The committed files (of ``paths``) at HEAD, as a clone has them (no .venv, caches or work in progress)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(["git", "archive", "HEAD", *paths], cwd=REPO, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
 
 
 def _yaml_paths(node):
@@ -93,25 +95,20 @@ def test_example_data_is_a_fresh_conversion_of_data_tab(tmp_path):
 
 @pytest.fixture(scope="module")
 def library_wheel(tmp_path_factory):
-    """The README's wheel-building step, from a copy of the tracked files (what a clone of the library holds)."""
+    """The README's wheel-building step, from the committed tree (what a clone of the library holds)."""
     tmp = tmp_path_factory.mktemp("lib")
-    for rel in _run(["git", "ls-files", "-z"], cwd=REPO).stdout.split("\0"):
-        if rel and (REPO / rel).is_file():
-            (tmp / "src" / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(REPO / rel, tmp / "src" / rel)
+    _export_head(tmp / "src")
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp / "dist"), str(tmp / "src")],
          timeout=600)
     return next((tmp / "dist").glob("cloud_edge_privacy-*.whl"))
 
 
 def _drop_in(root: Path, wheel: Path) -> Path:
-    """Copy the example's tracked files to ``root``/REL (replacing what is there, as the PR does) + the wheel."""
+    """Put the example's committed files at ``root``/REL (replacing what is there, as the PR does) + the wheel."""
     target = root / REL
     if target.exists():
         shutil.rmtree(target)
-    for rel in _tracked_example_files():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO / rel, root / rel)
+    _export_head(root, REL)
     (target / "wheels").mkdir(exist_ok=True)
     shutil.copy2(wheel, target / "wheels" / wheel.name)
     return target

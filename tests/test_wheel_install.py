@@ -5,7 +5,6 @@ install time) are reported, not asserted, except generous bounds that catch a pa
 llama.cpp in the core pulls gigabytes; a model file missing from the wheel breaks the README example).
 """
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -36,12 +35,10 @@ def _run(cmd, **kw):
 def core_venv(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("wheel")
     src = tmp / "src"
-    # the tracked files as they are in the working tree (what a clone holds), without .venv, caches or outputs
-    files = _run(["git", "ls-files", "-z"], cwd=REPO).stdout.split("\0")
-    for rel in filter(None, files):
-        if (REPO / rel).is_file():
-            (src / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(REPO / rel, src / rel)
+    # the committed tree at HEAD (what a clone holds), without .venv, caches, outputs or work in progress
+    src.mkdir()
+    archive = subprocess.run(["git", "archive", "HEAD"], cwd=REPO, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp / "dist"), str(src)], timeout=600)
     wheel = next((tmp / "dist").glob("cloud_edge_privacy-*.whl"))
     base = getattr(sys, "_base_executable", sys.executable)
