@@ -1,7 +1,8 @@
 #!/usr/bin/env python
 """One command for the time-series privacy benchmark (issue 14).
 
-    .venv/bin/python scripts/run_timeseries_bench.py            # default grid -> examples/TimeSeries/.../results/
+    .venv/bin/python scripts/run_timeseries_bench.py            # default grid -> workspace/timeseries/
+    .venv/bin/python scripts/run_timeseries_bench.py --out examples/TimeSeries/cloud_edge_timeseries_privacy_bench/results
     .venv/bin/python scripts/run_timeseries_bench.py --tiny --out /tmp/ts   # smoke run (CI)
 
 Writes results.json (config, releases with their privacy maps, every answer, STS, errors, attacks) and
@@ -23,7 +24,7 @@ from cloud_edge_privacy.timeseries.data import DATASETS, default_series  # noqa:
 from cloud_edge_privacy.timeseries.operator import METHODS  # noqa: E402
 
 EXAMPLE = REPO / "examples" / "TimeSeries" / "cloud_edge_timeseries_privacy_bench"
-DEFAULT_OUT = EXAMPLE / "results"
+DEFAULT_OUT = REPO / "workspace" / "timeseries"  # the committed results/ are rewritten only with --out
 
 
 def default_noise_dir() -> Path:
@@ -35,7 +36,8 @@ IANVS_DATA = EXAMPLE / "test_env" / "data" / "timeseries_test.jsonl"
 
 def parse(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder (default: the example's results/)")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder (default: workspace/timeseries; the example's committed "
+                                                         "results/ only when given explicitly)")
     p.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
     p.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
     p.add_argument("--length", type=int, default=24, help="values per series (mitdb has 25 beats at most)")
