@@ -130,13 +130,8 @@ def test_requirements_resolve_the_wheel_from_another_root(library_wheel, tmp_pat
 def test_drop_in_runs_under_real_ianvs_from_the_ianvs_root(library_wheel, tmp_path):
     ianvs = Path(os.environ["IANVS_DIR"])
     root = tmp_path / "ianvs"
-    if (ianvs / ".git").exists():
-        head = _run(["git", "-C", str(ianvs), "rev-parse", "HEAD"]).stdout.strip()
-        archive = subprocess.run(["git", "-C", str(ianvs), "archive", head], capture_output=True, check=True).stdout
-        root.mkdir()
-        subprocess.run(["tar", "-x", "-C", str(root)], input=archive, check=True)
-    else:
-        shutil.copytree(ianvs, root, ignore=shutil.ignore_patterns("workspace", ".venv*"))
+    # a scratch copy of the checkout's files (its git objects are not needed; never write into the checkout)
+    shutil.copytree(ianvs, root, ignore=shutil.ignore_patterns(".git", "workspace", ".venv*"))
     target = _drop_in(root, library_wheel)
     cache = Path(os.environ.get("CEP_CACHE_DIR", Path.home() / ".cache" / "cloud-edge-privacy")) / "wheels"
     for w in cache.glob("llama-*/llama_cpp_python-*.whl"):    # skip the 5-12 minute llama.cpp build
