@@ -29,7 +29,7 @@ class FederatedDetectorKDAggregator(DetectorAggregator):
         from cloud_edge_privacy.federated.simulation import FedConfig
 
         super().__init__(kind, server_lr)
-        background = background or os.path.join(os.environ.get("CEP_TAB_DIR", "../shared/data/tab"),
+        background = background or os.path.join(os.environ.get("CEP_TAB_DIR", "data/tab"),
                                                  "background_knowledge.json")
         cfg = (FedConfig.smoke() if smoke else FedConfig()).model
         kd = KDConfig(interval=int(kd_interval), mu=float(kd_mu), teacher_weight=float(kd_teacher_weight),
