@@ -47,8 +47,9 @@ class Proxy:
         from cloud_edge_privacy.randomness import Randomness
 
         self.port = free_port()
-        self.settings = load_settings(dict({"upstream": upstream, "port": self.port, "method": "placeholder",
-                                            "audit_dir": str(audit_dir), "max_retries": 2}, **extra))
+        values = {"port": self.port, "method": "placeholder", "audit_dir": str(audit_dir), "max_retries": 2}
+        values.update({"upstream": upstream} if upstream else {}, **extra)
+        self.settings = load_settings(values)
         self.app = create_app(self.settings, Secrets("sk-upstream-0123456789", client_key),
                               randomness=Randomness.deployment(bytes.fromhex(KEY)), engine=engine,
                               transport=transport)
@@ -374,3 +375,28 @@ def test_default_method_pseudonym_end_to_end(fake, tmp_path):
         t = client.chat.completions.create(model="m", messages=[{"role": "user", "content": PROMPT}], tools=TOOLS)
         assert json.loads(t.choices[0].message.tool_calls[0].function.arguments)["text"] == PROMPT
     assert len(fake.requests) == 3 and _leaks(fake) == []
+
+
+def test_upstreams_route_by_model_name_as_litellm_model_list(tmp_path):
+    """A config's ``upstreams`` (LiteLLM's model_list): each client model name goes to its own upstream under
+    the configured upstream model name; an unknown name is a 400 and sends nothing; /v1/models lists them."""
+    with FakeOpenAI(mode="echo") as a, FakeOpenAI(mode="echo") as b:
+        routes = [{"model_name": "fast", "base_url": a.base_url, "model": "qwen-small"},
+                  {"model_name": "big", "base_url": b.base_url}]
+        with Proxy(None, tmp_path, upstreams=routes) as p:
+            c = p.client()
+            assert c.chat.completions.create(model="fast", messages=[{"role": "user", "content": PROMPT}]) \
+                .choices[0].message.content == PROMPT
+            c.chat.completions.create(model="big", messages=[{"role": "user", "content": "hello"}])
+            with pytest.raises(openai.BadRequestError, match="unknown model"):
+                c.chat.completions.create(model="other", messages=[{"role": "user", "content": "hello"}])
+            assert sorted(m.id for m in c.models.list().data) == ["big", "fast"]
+        assert [r["body"]["model"] for r in a.requests] == ["qwen-small"]
+        assert [r["body"]["model"] for r in b.requests] == ["big"]
+        assert _leaks(a) == []
+    from cloud_edge_privacy.proxy.settings import load_secrets, load_settings
+
+    s = load_settings({"upstreams": [dict(routes[0], api_key_env="KEY_A")]})
+    assert load_secrets(s, env={"KEY_A": "sk-a-123"}).route_keys == {"fast": "sk-a-123"}
+    with pytest.raises(Exception, match="no upstream"):
+        load_settings({"method": "pseudonym"})

@@ -13,8 +13,8 @@ import hmac
 import time
 import uuid
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from typing import Any, AsyncIterator, Dict, Optional
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Dict, Optional, Tuple
 
 import anyio.to_thread
 import httpx
@@ -70,7 +70,8 @@ class ProxyState:
     secrets: Secrets
     engine: PrivacyEngine
     audit: AuditLog
-    upstream: Optional[AsyncCloudClient] = None
+    upstream: Optional[AsyncCloudClient] = None                                 # the default upstream
+    routes: Dict[str, AsyncCloudClient] = field(default_factory=dict)          # upstreams by model name
 
 
 def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[Randomness] = None,
@@ -98,13 +99,21 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        endpoint = Endpoint(settings.upstream, settings.model or "", secrets.upstream_key, "remote")
-        state.upstream = AsyncCloudClient(endpoint, audit, settings.timeout_s, settings.connect_timeout_s,
-                                          settings.max_retries, transport)
+        def client(base_url: str, model: str, key: str) -> AsyncCloudClient:
+            return AsyncCloudClient(Endpoint(base_url, model, key, "remote"), audit, settings.timeout_s,
+                                    settings.connect_timeout_s, settings.max_retries, transport)
+
+        if settings.upstream is not None:
+            state.upstream = client(settings.upstream, settings.model or "", secrets.upstream_key)
+        for r in settings.upstreams:
+            state.routes[r.model_name] = client(r.base_url, r.model or r.model_name,
+                                                secrets.route_keys.get(r.model_name, ""))
         try:
             yield
         finally:
-            await state.upstream.aclose()
+            for c in [state.upstream, *state.routes.values()]:
+                if c is not None:
+                    await c.aclose()
             if owns_engine:
                 engine.executor.shutdown(wait=False, cancel_futures=True)
 
@@ -137,6 +146,16 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
     async def audit_write(entry: Dict[str, Any]) -> None:
         await anyio.to_thread.run_sync(audit.write, entry)
 
+    def route(body: Any) -> Tuple[AsyncCloudClient, Optional[str]]:
+        """The upstream for a request and the model name to send (None: the setting or the client's)."""
+        name = body.get("model") if isinstance(body, dict) else None
+        r = settings.route(name)
+        if r is not None:
+            return state.routes[r.model_name], r.model or r.model_name
+        if state.upstream is None:
+            raise InvalidRequest(f"unknown model: this proxy serves {sorted(state.routes)}")
+        return state.upstream, None
+
     @app.get("/healthz")
     async def healthz() -> Dict[str, Any]:
         return {"status": "ok", "method": settings.method, "detector": settings.detector,
@@ -147,7 +166,10 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
     async def models(request: Request) -> Response:
         if not authorized(request):
             return _error(401, "invalid or missing client key", "invalid_request_error", "invalid_api_key")
-        assert state.upstream is not None
+        if state.upstream is None or settings.upstreams:  # the configured names (the default's too)
+            names = [r.model_name for r in settings.upstreams] + ([settings.model] if settings.model else [])
+            return JSONResponse({"object": "list", "data": [{"id": n, "object": "model", "owned_by": "proxy"}
+                                                            for n in names]})
         try:  # carries no data: no audit line
             resp = await state.upstream.send("GET", "/models", None, False)
         except UpstreamUnavailable as exc:
@@ -174,8 +196,9 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
         t0 = time.perf_counter()
         loop = asyncio.get_running_loop()
         try:
+            upstream, model = route(body)
             prepared: Prepared = await loop.run_in_executor(engine.executor, engine.prepare, body,
-                                                            request.headers.get(CONVERSATION_HEADER))
+                                                            request.headers.get(CONVERSATION_HEADER), model)
         except InvalidRequest as exc:
             return _error(400, str(exc), "invalid_request_error", None, request_id)
         except Exception as exc:  # noqa: BLE001 - fail closed on anything
@@ -193,9 +216,8 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
                           "privacy_gateway_error", code, request_id)
         privacy_ms = (time.perf_counter() - t0) * 1e3
         meta.update(detected=prepared.detected, dropped_fields=prepared.dropped, privacy_ms=round(privacy_ms, 2))
-        assert state.upstream is not None
         try:
-            resp = await state.upstream.send("POST", "/chat/completions", prepared.body, stream, meta)
+            resp = await upstream.send("POST", "/chat/completions", prepared.body, stream, meta)
         except UpstreamUnavailable as exc:
             return _error(504 if exc.timeout else 502, str(exc), "upstream_error", None, request_id, retry=True)
         except OSError as exc:  # the audit line could not be written: nothing was sent
@@ -205,7 +227,7 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
                    "x-privacy-dropped-fields": str(prepared.dropped)}
         event_stream = resp.headers.get("content-type", "").startswith("text/event-stream")
         if resp.status_code >= 400 or not stream or not event_stream:  # an upstream may ignore stream: true
-            content = state.upstream.scrub(await resp.aread())
+            content = upstream.scrub(await resp.aread())
             await resp.aclose()
             if resp.status_code >= 400:
                 return Response(content, status_code=resp.status_code, headers=headers,

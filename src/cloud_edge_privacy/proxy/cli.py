@@ -74,8 +74,9 @@ def settings_from_args(args: argparse.Namespace) -> Dict[str, Any]:
     for opt, key in _OPTIONS.items():
         if getattr(args, opt, None) is not None:
             values[key] = getattr(args, opt)
-    if not values.get("upstream"):
-        raise ConfigError("no upstream: give --upstream URL (or 'local') or set 'upstream' in --config")
+    if not values.get("upstream") and not values.get("upstreams"):
+        raise ConfigError("no upstream: give --upstream URL (or 'local') or set 'upstream' or 'upstreams' in "
+                          "--config")
     return values
 
 
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         values = settings_from_args(args)
         where = f"{args.config}" if getattr(args, "config", None) else "proxy settings"
-        upstream = str(values["upstream"])
+        upstream = str(values.get("upstream") or "")
         if upstream == LOCAL or upstream.startswith(LOCAL + ":"):
             from ..models.local_server import LocalServer
 
@@ -103,7 +104,8 @@ def run(args: argparse.Namespace) -> int:
         secrets = load_secrets(settings)
         print(f"loading detector {settings.detector!r} and method {settings.method!r} ...", flush=True)
         app = create_app(settings, secrets)
-        print(f"privacy proxy on http://{settings.host}:{settings.port}/v1 -> {settings.upstream} "
+        targets = [settings.upstream or ""] + [f"{r.model_name}: {r.base_url}" for r in settings.upstreams]
+        print(f"privacy proxy on http://{settings.host}:{settings.port}/v1 -> {', '.join(t for t in targets if t)} "
               f"(audit: {settings.audit_dir / 'proxy_audit.jsonl'})", flush=True)
         uvicorn.run(app, host=settings.host, port=settings.port, log_level=args.log_level,
                     timeout_graceful_shutdown=5)

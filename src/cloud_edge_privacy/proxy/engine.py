@@ -151,12 +151,14 @@ class PrivacyEngine:
         """The id sent upstream for a client's tool-call id: keyed, consistent within and across requests."""
         return "call_" + self.randomness.digest("tool-call-id", client_id).hex()[:24]
 
-    def prepare(self, body: Any, conversation_id: Optional[str] = None) -> Prepared:
-        """Build the allow-listed body, protect every text slot of it together, guard them.
+    def prepare(self, body: Any, conversation_id: Optional[str] = None, model: Optional[str] = None) -> Prepared:
+        """Build the allow-listed body, protect every text slot of it together, guard them; ``model`` is the
+        name sent upstream (default: the setting, else the client's, protected like any text).
 
         Raises :class:`~.request.InvalidRequest` (a 400), ``PrivacyGatewayError`` or ``EgressBlocked``:
         then nothing may be sent."""
-        outgoing = build_outgoing(body, self.tool_call_id, self.settings.model, self.settings.max_messages)
+        outgoing = build_outgoing(body, self.tool_call_id, model if model is not None else self.settings.model,
+                                  self.settings.max_messages)
         rand, scope = scope_randomness(self.randomness, self.settings.pseudonym_scope, body, conversation_id)
         with self.pipeline() as p:
             prot, guard_ms = p.protect_texts(outgoing.texts, scope=scope, randomness=rand)

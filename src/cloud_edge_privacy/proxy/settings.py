@@ -6,7 +6,7 @@ import ipaddress
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Literal, Optional
+from typing import Any, Dict, List, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -28,12 +28,37 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def _http_url(v: str) -> str:
+    if not v.startswith(("http://", "https://")):
+        raise ValueError("must be an http(s) URL (the OpenAI base URL, usually ending in /v1)")
+    return v.rstrip("/")
+
+
+class UpstreamRoute(BaseModel):
+    """One entry of ``upstreams`` (as LiteLLM's ``model_list``): requests for ``model_name`` go to
+    ``base_url`` as ``model``, with the key in ``$api_key_env``."""
+
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+
+    model_name: str = Field(min_length=1, description="the model name clients ask for")
+    base_url: str
+    model: Optional[str] = Field(None, description="the model name sent upstream (default: model_name)")
+    api_key_env: str = UPSTREAM_KEY_ENV
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        return _http_url(v)
+
+
 class ProxySettings(BaseModel):
     """What ``cloud-edge-privacy proxy`` takes (see ``docs/proxy.md``)."""
 
     model_config = ConfigDict(extra="forbid", protected_namespaces=())
 
-    upstream: str = Field(description="the upstream's OpenAI base URL, e.g. http://127.0.0.1:8080/v1")
+    upstream: Optional[str] = Field(None, description="the default upstream's OpenAI base URL, e.g. "
+                                                      "http://127.0.0.1:8080/v1 (for models not in upstreams)")
+    upstreams: List[UpstreamRoute] = Field(default_factory=list, description="upstreams by client model name")
     host: str = "127.0.0.1"
     port: int = Field(8088, ge=0, le=65535)
     method: str = "pseudonym"
@@ -58,16 +83,24 @@ class ProxySettings(BaseModel):
 
     @field_validator("upstream")
     @classmethod
-    def _url(cls, v: str) -> str:
-        if not v.startswith(("http://", "https://")):
-            raise ValueError("upstream must be an http(s) URL (the OpenAI base URL, usually ending in /v1)")
-        return v.rstrip("/")
+    def _url(cls, v: Optional[str]) -> Optional[str]:
+        return None if v is None else _http_url(v)
 
     @model_validator(mode="after")
     def _method(self) -> "ProxySettings":
         if self.method == "none":
             raise ValueError("the proxy always protects: privacy method 'none' is for benchmark baselines only")
+        if self.upstream is None and not self.upstreams:
+            raise ValueError("no upstream: set 'upstream' (a base URL) or 'upstreams' (a list of model_name, "
+                             "base_url, model, api_key_env)")
+        names = [r.model_name for r in self.upstreams]
+        if len(set(names)) != len(names):
+            raise ValueError("upstreams: each model_name may appear once")
         return self
+
+    def route(self, model_name: Any) -> Optional[UpstreamRoute]:
+        """The upstreams entry for a client's model name (None: the default upstream)."""
+        return next((r for r in self.upstreams if r.model_name == model_name), None)
 
 
 @dataclass(frozen=True)
@@ -76,6 +109,7 @@ class Secrets:
 
     upstream_key: str = field(default="", repr=False)
     client_key: str = field(default="", repr=False)
+    route_keys: Dict[str, str] = field(default_factory=dict, repr=False)  # upstreams model_name -> key
 
 
 def load_settings(values: Dict[str, Any], where: str = "proxy settings") -> ProxySettings:
@@ -115,4 +149,5 @@ def load_secrets(settings: ProxySettings, env: Optional[Dict[str, str]] = None) 
                           f"${settings.client_key_env} to a client key (clients send it as their API key)")
     if client_key and len(client_key) < 16:
         raise ConfigError(f"${settings.client_key_env} must be at least 16 characters")
-    return Secrets(env.get(settings.upstream_key_env, ""), client_key)
+    routes = {r.model_name: env.get(r.api_key_env, "") for r in settings.upstreams}
+    return Secrets(env.get(settings.upstream_key_env, ""), client_key, routes)
