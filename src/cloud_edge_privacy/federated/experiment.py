@@ -71,6 +71,7 @@ class ExperimentSpec:
     sweep_alphas: Tuple[float, ...] = (0.1, 10.0)
     sweep_cells: Tuple[Tuple[str, float], ...] = SWEEP_CELLS
     kd_mu_ablation: Tuple[float, ...] = (0.5,)  # privateai (all ε) again with these μ (main α)
+    ablation_models: Tuple[str, ...] = ("hashed_cnn",)  # the model families the μ ablation runs on
     n_shadows: int = 32
     n_proxy: int = 100
     n_teacher_eval: int = 30
@@ -322,8 +323,8 @@ def run_experiment(train_path: str, dev_path: str, out_dir: str, *, background_p
     tasks_spec: List[Tuple[str, str, float, int, float, Optional[float]]] = [
         (k, m, e, s, cfg.alpha, None) for k in spec.models for s in spec.seeds for m, e in main_cells]
     tasks_spec += [(k, m, e, s, a, None) for k in spec.models for m, e, a in sweep for s in spec.seeds]
-    tasks_spec += [(k, m, e, s, cfg.alpha, mu) for k in spec.models for mu in spec.kd_mu_ablation
-                   for s in spec.seeds for m, e in main_cells if m == "privateai"]
+    tasks_spec += [(k, m, e, s, cfg.alpha, mu) for k in spec.models if k in spec.ablation_models
+                   for mu in spec.kd_mu_ablation for s in spec.seeds for m, e in main_cells if m == "privateai"]
     tasks_spec.sort(key=lambda c: -_COST.get(c[1], 1.0))
     rows: List[Dict[str, Any]] = []
     meta: Dict[str, Any] = {"config": asdict(cfg), "spec": asdict(spec), "seeds": list(spec.seeds),

@@ -35,7 +35,7 @@ def build_run_config(a: argparse.Namespace) -> Dict[str, Any]:
     tab = _default_tab_dir()
     conf: Dict[str, Any] = {
         "method": a.method, "epsilon": a.epsilon, "seed": a.seed, "smoke": a.smoke, "threads": a.threads,
-        "randomness": a.randomness,
+        "randomness": a.randomness, "model": a.model,
         "train-path": str(Path(a.train or tab / "echr_train.json").resolve()),
         "dev-path": str(Path(a.dev or tab / "echr_dev.json").resolve()),
         "max-train-docs": a.max_train_docs if a.max_train_docs is not None else (6 if a.smoke else 0),
@@ -47,6 +47,9 @@ def build_run_config(a: argparse.Namespace) -> Dict[str, Any]:
         conf["participation"] = a.participation
     if a.model_path:
         conf["model-path"] = str(Path(a.model_path).resolve())
+    if a.secagg:
+        conf["secagg"] = True
+        conf.setdefault("participation", 1.0)
     return conf
 
 
@@ -56,11 +59,13 @@ def summary(result: Dict[str, Any]) -> List[str]:
     lines = [f"method {result['method']}  epsilon target {p.get('epsilon_target')}  "
              f"accounted over {p.get('rounds_accounted', result['rounds'])} rounds: {p.get('epsilon_total_rdp', 'inf')}"
              + (f"  (sigma {p['sigma']:.4g}, delta {p['delta']:.4g})" if "sigma" in p else ""),
-             f"clients (partition -> node, windows): " + ", ".join(
-                 f"{k} -> {v['node_id']} ({v['num_windows']})" for k, v in sorted(result["clients"].items()))]
+             ("secure aggregation (SecAgg+): the server saw only the sum of each round's updates"
+              if result.get("secagg") else "clients (partition -> node, windows): " + ", ".join(
+                 f"{k} -> {v['node_id']} ({v['num_windows']})" for k, v in sorted(result["clients"].items())))]
     for h in result["history"]:
-        lines.append(f"  round {h['round'] + 1}: partitions {h['partitions']}  samples {h['num_samples']}  "
-                     f"loss {h['loss']}  global norm {h['global_norm']}")
+        lines.append(f"  round {h['round'] + 1}: " + (f"partitions {h['partitions']}  " if "partitions" in h else "")
+                     + f"samples {h['num_samples']}  " + (f"loss {h['loss']}  " if "loss" in h else "")
+                     + f"global norm {h['global_norm']}  {h.get('seconds')} s  {h.get('bytes')} bytes on the wire")
     lines.append(f"weights: initial norm {result['initial_norm']}, final norm {result['final_norm']}, "
                  f"change {result['weight_change_norm']}")
     if "dev" in result:
@@ -77,7 +82,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--clients", type=int, default=3, help="SuperNodes / virtual SuperNodes (partitions)")
     ap.add_argument("--rounds", type=int, default=None, help="default: the run config's (smoke: 2)")
     ap.add_argument("--method", default="fedavg",
-                    help="fedavg | fedadam | dp_fedavg | fedadam_ldp_paper | fedadam_ldp_accounted")
+                    help="fedavg | fedadam | dp_fedavg | dp_ftrl | fedadam_ldp_paper | fedadam_ldp_accounted | "
+                         "<aggregator>+<privacy>")
+    ap.add_argument("--model", choices=("hashed_cnn", "minilm"), default="hashed_cnn",
+                    help="the detector: from-scratch hashed CNN or the frozen-MiniLM head")
+    ap.add_argument("--secagg", action="store_true",
+                    help="secure aggregation (SecAgg+; fedavg / dp_fedavg; every node every round)")
     ap.add_argument("--epsilon", type=float, default=math.inf, help="target epsilon of the DP methods")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--randomness", choices=("deployment", "benchmark"), default="deployment",
@@ -100,11 +110,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     except ImportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    from .launch import DEFAULT_APP_DIR, deploy, simulate
+    from .launch import DEFAULT_APP_DIR, SECAGG_APP_DIR, deploy, simulate
 
     workdir = Path(a.out) if a.out else Path(tempfile.mkdtemp(prefix=f"flower_{a.mode}_"))
     conf = build_run_config(a)
-    app_dir = Path(a.app_dir) if a.app_dir else DEFAULT_APP_DIR
+    app_dir = Path(a.app_dir) if a.app_dir else (SECAGG_APP_DIR if a.secagg else DEFAULT_APP_DIR)
     t0 = time.perf_counter()
     try:
         if a.mode == "simulate":

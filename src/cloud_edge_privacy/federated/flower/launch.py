@@ -26,6 +26,8 @@ from . import require_flwr
 
 #: The example's Flower App (pyproject with the components and the default run config).
 DEFAULT_APP_DIR = Path(__file__).resolve().parents[4] / "examples" / "TAB" / "federated_privacy_detector_bench" / "flower"
+#: The same with SecAgg+ (``secagg`` ServerApp / ClientApp).
+SECAGG_APP_DIR = DEFAULT_APP_DIR.parent / "flower_secagg"
 
 
 def free_port() -> int:
