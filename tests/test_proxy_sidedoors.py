@@ -23,7 +23,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 from fakes.fake_openai import FakeOpenAI  # noqa: E402
-from test_proxy import KEY, Proxy  # noqa: E402
+from test_proxy import Proxy  # noqa: E402
 
 SECRET_VALUES = ["John Smith", "john.smith@example.com", "Harold Finch", "harold.finch@example.org",
                  "+44 20 7946 0958", "Maria Garcia"]

@@ -46,7 +46,6 @@ class Prepared:
     detected: Dict[str, int]        # category -> number of detected spans (no values)
     timings_ms: Dict[str, float]
     dropped: int = 0                # request keys not on the allow-list (not forwarded)
-    scope: str = PER_KEY            # the pseudonym scope this request was protected in
     url_args: Dict[str, Set[str]] = field(default_factory=dict)  # tool name sent -> URL-typed argument names
 
     def restorer(self) -> OnePassRestorer:
@@ -165,8 +164,7 @@ class PrivacyEngine:
         out = outgoing.fill(prot.fields)
         detected = dict(sorted(Counter(s.category for s in prot.spans).items()))
         timings = dict(prot.timings_ms, egress_guard_ms=guard_ms)
-        return Prepared(prot, out, detected, timings, outgoing.dropped, self.settings.pseudonym_scope,
-                        url_arguments(out))
+        return Prepared(prot, out, detected, timings, outgoing.dropped, url_arguments(out))
 
 
 def restore_arguments(arguments: str, restorer: OnePassRestorer,

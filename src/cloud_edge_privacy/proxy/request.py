@@ -53,7 +53,6 @@ class Outgoing:
     skeleton: Dict[str, Any]
     texts: List[str]
     dropped: int = 0                               # keys left out (not on the allow-list)
-    n_message_texts: int = 0                       # texts[:n] come from the messages
 
     def fill(self, texts: List[str]) -> Dict[str, Any]:
         """The outgoing body with ``texts`` (the protected slot texts) in place of the slots."""
@@ -239,7 +238,6 @@ def build_outgoing(body: Any, hash_id: Callable[[str], str], model: Optional[str
         raise InvalidRequest(f"too many messages ({len(msgs)} > {max_messages})")
     b = _Builder(hash_id)
     out: Dict[str, Any] = {"messages": [b.message(m, f"messages[{i}]") for i, m in enumerate(msgs)]}
-    n_message_texts = len(b.texts)
     allowed = {"model", "messages", "stream_options", "stop", "tools", "tool_choice", "response_format",
                "logit_bias", *FLOATS, *INTS, *BOOLS}
     b.keep(body, allowed)
@@ -284,7 +282,7 @@ def build_outgoing(body: Any, hash_id: Callable[[str], str], model: Optional[str
                 and isinstance(v, (int, float)) and not isinstance(v, bool) and -100 <= v <= 100}
         b.dropped += len(lb) - len(kept)
         out["logit_bias"] = kept
-    return Outgoing(out, b.texts, b.dropped, n_message_texts)
+    return Outgoing(out, b.texts, b.dropped)
 
 
 def url_arguments(body: Dict[str, Any]) -> Dict[str, Set[str]]:
@@ -314,23 +312,4 @@ def url_arguments(body: Dict[str, Any]) -> Dict[str, Set[str]]:
         walk(fn.get("parameters"))
         if isinstance(fn.get("name"), str):
             out[fn["name"]] = names
-    return out
-
-
-def texts_in(value: Any) -> List[str]:
-    """Every string (keys included) of a JSON value: what the egress guard scans of a built body."""
-    out: List[str] = []
-
-    def walk(v: Any) -> None:
-        if isinstance(v, str):
-            out.append(v)
-        elif isinstance(v, list):
-            for x in v:
-                walk(x)
-        elif isinstance(v, dict):
-            for k, x in v.items():
-                out.append(str(k))
-                walk(x)
-
-    walk(value)
     return out
