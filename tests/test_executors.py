@@ -29,7 +29,7 @@ def _job(tmp_path, name):
     job = job.replace("./examples/TAB/cloud_edge_collaborative_inference_bench/test_algorithms/test_algorithms_ci.yaml",
                       str(tmp_path / "algo.yaml"))
     job = job.replace('workspace: "./workspace"', f'workspace: "{tmp_path / name}"')
-    job = re.sub(r"      - llm_judge: \"descend\"\n", "", job)
+    job = re.sub(r"      - (llm_judge|latency_mean_ms): \"(descend|ascend)\"\n", "", job)
     job = re.sub(r'metrics: \[[^\]]*\]', "metrics: [" + ", ".join(f'"{m}"' for m in DETERMINISTIC) + "]", job,
                  flags=re.S)
     (tmp_path / f"{name}.yaml").write_text(job)

@@ -129,6 +129,9 @@ def validate_data(path: str, what: str) -> None:
     if not os.path.isfile(path):
         raise ConfigError(f"{what}: test data {path} not found (paths resolve against the working directory "
                           f"{os.getcwd()})")
+    if not path.endswith(".jsonl"):
+        raise ConfigError(f"{what}: test data {path}: our runner reads JSONL test data (question/answer per line); "
+                          "convert TAB with `cloud-edge-privacy prepare-tab`")
     try:
         read_ianvs_jsonl(path)
     except RecursionError:
