@@ -12,7 +12,7 @@ surrogates are then consistent and restorable only within that process.
 from __future__ import annotations
 
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -107,7 +107,7 @@ class Protected:
     replacements: List[Replacement]  # what was rewritten, in order
     randomness: str                  # the randomness label (deployment, or benchmark with its caveat)
     epsilon_spent: Dict[str, float]
-    _prot: Any = None                # the gateway's ProtectedFields (holds the restoration vault)
+    _prot: Any = field(default=None, repr=False)  # the gateway's ProtectedFields (holds the restoration vault)
 
     def restore(self, answer: str) -> str:
         """Put the original values back into an answer about the protected text (pseudonyms, placeholders;
