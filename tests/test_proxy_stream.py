@@ -129,13 +129,14 @@ def test_allow_list_builder_keeps_only_declared_fields_and_slots_every_free_text
                 "type": "object", "x-vendor": "v", "properties": {"site": {"type": "string", "format": "uri"},
                                                                   "q": {"type": "string", "description": "qd"}}}}}],
             "stop": ["s1"], "response_format": {"type": "json_object"}, "logit_bias": {"12": 1, "word": 3},
-            "stream_options": {"include_usage": True, "extra": 1}}
+            "stream_options": {"include_usage": True, "extra": 1}, "reasoning_effort": "low"}
     out = build_outgoing(body, lambda i: ids.setdefault(i, f"call_{len(ids)}"))
     assert sorted(out.texts) == sorted(["m", "hi", "f", "{}", "f", "ok", "f", "d", "site", "uri", "string", "q",
                                         "string", "qd", "object", "s1"])
     filled = out.fill(out.texts)
     assert filled["messages"][2]["tool_call_id"] == filled["messages"][1]["tool_calls"][0]["id"] == "call_0"
     assert "x-vendor" not in json.dumps(filled) and filled["logit_bias"] == {"12": 1}
+    assert filled["reasoning_effort"] == "low" and filled["stream_options"] == {"include_usage": True}
     assert out.dropped == 8  # user, metadata, note, name (user role), refusal, x-vendor, logit_bias word, extra
     assert url_arguments(filled) == {"f": {"site"}}
     for bad, where in [({"messages": []}, "messages"), ({"messages": [{"role": "boss"}]}, "role"),

@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict, List, Optional, Set
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 TOOL_CHOICE_MODES = frozenset({"none", "auto", "required"})
 RESPONSE_FORMATS = frozenset({"text", "json_object", "json_schema"})
+REASONING_EFFORTS = frozenset({"minimal", "low", "medium", "high"})
 FLOATS = ("temperature", "top_p", "presence_penalty", "frequency_penalty")
 INTS = ("max_tokens", "max_completion_tokens", "n", "seed", "top_logprobs")
 BOOLS = ("stream", "logprobs", "parallel_tool_calls")
@@ -239,7 +240,7 @@ def build_outgoing(body: Any, hash_id: Callable[[str], str], model: Optional[str
     b = _Builder(hash_id)
     out: Dict[str, Any] = {"messages": [b.message(m, f"messages[{i}]") for i, m in enumerate(msgs)]}
     allowed = {"model", "messages", "stream_options", "stop", "tools", "tool_choice", "response_format",
-               "logit_bias", *FLOATS, *INTS, *BOOLS}
+               "logit_bias", "reasoning_effort", *FLOATS, *INTS, *BOOLS}
     b.keep(body, allowed)
     if model is not None:
         out["model"] = model
@@ -254,6 +255,10 @@ def build_outgoing(body: Any, hash_id: Callable[[str], str], model: Optional[str
     for k in BOOLS:
         if body.get(k) is not None:
             out[k] = _typed(body[k], bool, k)
+    if body.get("reasoning_effort") is not None:
+        if body["reasoning_effort"] not in REASONING_EFFORTS:
+            raise InvalidRequest(f"reasoning_effort must be one of {sorted(REASONING_EFFORTS)}")
+        out["reasoning_effort"] = body["reasoning_effort"]
     so = body.get("stream_options")
     if so is not None:
         if not isinstance(so, dict):
