@@ -97,7 +97,7 @@ def test_server_loop_in_process_equals_simulation(tmp_path, method, epsilon):
 
 
 def test_settings_validate_method_epsilon_and_paths(tmp_path):
-    with pytest.raises(ConfigError, match="expected one of"):
+    with pytest.raises(ConfigError, match="federated methods without distillation"):
         settings_from_config({"method": "centralized"})
     with pytest.raises(ConfigError, match="needs a finite"):
         settings_from_config({"method": "fedadam_ldp_accounted", "epsilon": "inf"})
