@@ -52,3 +52,28 @@ def test_sent_text_reads_every_text_a_request_carries():
             {"role": "tool", "name": "f", "content": "result"}]
     assert sent_text(msgs) == "part\nf\n{}\nresult\nf"
     assert sent_text(None) == "" and sent_text([]) == ""
+
+
+def test_anonymize_applies_the_pipelines_guard_rule_for_randomized_releases(sample_docs):
+    """anonymize used to call the guard without ``randomized_release``, so a DP release that happened to equal
+    the true value was blocked there (a decision that depends on the private value) although the pipeline
+    deliberately allows it; it now runs the pipeline's own protect + guard step."""
+    from cloud_edge_privacy.anonymize import anonymize_documents
+    from cloud_edge_privacy.detection import build_detector
+    from cloud_edge_privacy.egress import check_egress
+    from cloud_edge_privacy.gateway import PrivacyGateway
+    from cloud_edge_privacy.randomness import Randomness
+
+    det = build_detector("fast")
+    doc = sample_docs[0]
+    params = {"epsilon": 1000.0}  # a release equals the truth almost always
+    prot = PrivacyGateway("metric_dp_words", Randomness.benchmark(3), det, method_params=params).protect(
+        doc.text, scope=doc.doc_id)
+    old_rule = check_egress(prot, build_detector("structured"))
+    assert any(f.rule == "identifier_kept_in_replacement" for f in old_rule)  # what anonymize used to block on
+    out = anonymize_documents([doc], "metric_dp_words", Randomness.benchmark(3), detector=det, progress=False,
+                              params=params)
+    now = check_egress(prot, build_detector("structured"), randomized_release=True)
+    assert not any(f.rule == "identifier_kept_in_replacement" for f in now)
+    assert out["status"][doc.doc_id] == ("privacy_failure" if now else "ok")
+    assert out["masks"][doc.doc_id] == prot.masks()
