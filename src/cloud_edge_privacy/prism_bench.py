@@ -242,10 +242,12 @@ def sample_rows(rows: List[Dict[str, Any]], gold: Dict[str, Dict[str, Any]]) -> 
 
 
 def add_similarity(samples: List[SampleRow], reference_case: str = CLOUD_ONLY,
-                   embed: Optional[Callable[[List[str]], Any]] = None) -> None:
-    """Quality (a): cosine (MiniLM) of each answer with the reference case's answer to the same prompt; a failed
-    sample scores 0; nothing where the reference has no answer."""
-    ref = {s.doc_id: s.answer for s in samples if s.case == reference_case and s.answer}
+                   embed: Optional[Callable[[List[str]], Any]] = None,
+                   reference: Optional[Dict[str, str]] = None) -> None:
+    """Quality (a): cosine (MiniLM) of each answer with the reference case's answer to the same prompt (or with
+    ``reference[doc_id]``); a failed sample scores 0; nothing where the reference has no answer."""
+    ref = reference if reference is not None else {s.doc_id: s.answer for s in samples
+                                                   if s.case == reference_case and s.answer}
     if embed is None:
         from .metrics.semantic import _model
 
@@ -359,9 +361,11 @@ def write_per_sample(samples: List[SampleRow], path: Path) -> None:
 
 def summarize(checkpoint: Path, out_dir: Path, data_file: str, judge: Optional[Any] = None,
               judge_prompts: Sequence[str] = ("a", "b"), reference_case: str = CLOUD_ONLY,
-              progress: bool = True, title: str = "PRISM Table 1") -> Dict[str, Any]:
+              progress: bool = True, title: str = "PRISM Table 1",
+              reference_checkpoint: Optional[Path] = None) -> Dict[str, Any]:
     """Figures of every test case in the checkpoint; writes ``summary.json``, ``per_sample.csv`` and a markdown
-    table (``table.md``) into ``out_dir``."""
+    table (``table.md``) into ``out_dir``.  ``reference_checkpoint``: take the reference case's answers for
+    quality (a) from another run (the eps sweep has no Cloud-only case of its own)."""
     from .metrics.judge import judge_reliability
 
     gold = {r["answer"]["doc_id"]: r["answer"] for r in read_data(data_file)}
@@ -376,7 +380,11 @@ def summarize(checkpoint: Path, out_dir: Path, data_file: str, judge: Optional[A
         per_case[s.case].add(s.doc_id)
     common = set.intersection(*per_case.values())
     samples = [s for s in samples if s.doc_id in common]
-    if reference_case in cases:
+    if reference_checkpoint is not None:
+        ref_rows = [r for r in load_rows(reference_checkpoint) if r["case"] == reference_case]
+        add_similarity(samples, reference_case,
+                       reference={s.doc_id: s.answer for s in sample_rows(ref_rows, gold) if s.answer})
+    elif reference_case in cases:
         add_similarity(samples, reference_case)
     if judge is not None:
         add_judge(samples, judge, judge_prompts, progress)
@@ -450,6 +458,25 @@ def render_markdown(s: Dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def reproduce(example: Path, workspace: Path, per_domain: Optional[int], sweep_per_domain: int,
+              judge: Optional[str] = "local") -> int:
+    """Table 1 and the eps sweep of the example, checkpoints under ``workspace``, figures in ``example/results``."""
+    from .metrics.judge import make_judge
+
+    data = str(example / "data" / "prism_prompts.jsonl")
+    j = make_judge() if judge else None
+    parts = [("benchmarkingjob.yaml", "prism_table1", per_domain, "table1", "PRISM Table 1"),
+             ("benchmarkingjob_epsilon.yaml", "prism_epsilon_sweep", sweep_per_domain, "epsilon_sweep",
+              "PRISM Figure 4 (eps sweep)")]
+    table1 = workspace / "prism_table1" / "checkpoint.jsonl"
+    for job, name, n, out, title in parts:
+        ck = workspace / name / "checkpoint.jsonl"
+        run(str(example / job), ck, data, n)
+        summarize(ck, example / "results" / out, data, j, title=title,
+                  reference_checkpoint=None if ck == table1 else table1)
+    return 0
+
+
 # -- command line --------------------------------------------------------------------------------------------
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -466,11 +493,22 @@ def main(argv: Optional[List[str]] = None) -> int:
     s.add_argument("--test-data", required=True)
     s.add_argument("--title", default="PRISM Table 1")
     s.add_argument("--reference-case", default=CLOUD_ONLY, help="quality (a) compares answers with this case's")
+    s.add_argument("--reference-checkpoint", default=None,
+                   help="take the reference case's answers from this checkpoint (e.g. Table 1's, for the eps sweep)")
     s.add_argument("--no-judge", action="store_true", help="skip quality (b)")
     s.add_argument("--judge-base-url", default=None,
                    help="OpenAI-compatible endpoint of a strong judge (default: $CEP_JUDGE_BASE_URL, else the local model)")
     s.add_argument("--judge-model", default=None, help="judge model name at that endpoint ($CEP_JUDGE_MODEL)")
+    a = sub.add_parser("reproduce", help="the example's results/ in one go: Table 1 run + summary, then the eps sweep")
+    a.add_argument("--example", default="examples/PRISM/cloud_edge_prism_bench", help="the example folder")
+    a.add_argument("--workspace", default="workspace", help="checkpoints go here (a rerun resumes)")
+    a.add_argument("--per-domain", type=int, default=None, help="Table 1 on the first N prompts of each domain")
+    a.add_argument("--sweep-per-domain", type=int, default=1, help="eps sweep on the first N prompts of each domain")
+    a.add_argument("--no-judge", action="store_true")
     args = ap.parse_args(argv)
+    if args.cmd == "reproduce":
+        return reproduce(Path(args.example), Path(args.workspace), args.per_domain, args.sweep_per_domain,
+                         None if args.no_judge else "local")
     if args.cmd == "run":
         n = run(args.job, Path(args.out), args.test_data, args.per_domain)
         print(f"ran {n} (prompt, test case) pairs into {args.out}")
@@ -481,7 +519,8 @@ def main(argv: Optional[List[str]] = None) -> int:
 
         judge = make_judge(args.judge_base_url, args.judge_model)
     summary = summarize(Path(args.checkpoint), Path(args.results), args.test_data, judge, title=args.title,
-                        reference_case=args.reference_case)
+                        reference_case=args.reference_case,
+                        reference_checkpoint=Path(args.reference_checkpoint) if args.reference_checkpoint else None)
     print((Path(args.results) / "table.md").read_text(encoding="utf-8"))
     return 0 if summary["prompts"] else 1
 
