@@ -56,7 +56,7 @@ def main(argv=None) -> int:
     ap.add_argument("--kd-interval", type=int, default=None)
     ap.add_argument("--kd-mu", type=float, default=None, help="distillation confidence threshold (default 0.9)")
     ap.add_argument("--kd-mu-ablation", type=float, nargs="*", default=None,
-                    help="privateai again with these thresholds (default 0.5; smoke: none)")
+                    help="privateai again with these thresholds on the hashed CNN (default none; e.g. 0.5)")
     ap.add_argument("--workers", type=int, default=None, help="worker processes (default 2, smoke 1)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads per worker process")
     ap.add_argument("--smoke", action="store_true", help="tiny model, 3 clients, 2 rounds, 6 train / 3 dev docs")

@@ -39,8 +39,8 @@ from .simulation import FedConfig, evaluate_psr, run_method
 DEFAULT_EPSILONS = (1.0, 10.0)
 DEFAULT_SEEDS = (0, 1, 2)
 # α does not matter to centralized (pooled) or teacher_only (no client data): not in the sweep.
-SWEEP_CELLS: Tuple[Tuple[str, float], ...] = (("local_only", math.inf), ("fedavg", math.inf), ("dp_fedavg", 10.0),
-                                              ("dp_ftrl", 10.0), ("fedadam_ldp_accounted", 10.0), ("privateai", 10.0))
+# the α sweep: the best private method of the main grid (DP-FedAvg, ε = 10) beside its non-private references
+SWEEP_CELLS: Tuple[Tuple[str, float], ...] = (("local_only", math.inf), ("fedavg", math.inf), ("dp_fedavg", 10.0))
 MODEL_KINDS = ("minilm", "hashed_cnn")
 _COST = {"dp_fedavg": 3.0, "local_only": 1.4, "privateai": 1.3, "privateai_paper": 1.3}  # relative run time
 ATTACKER_SEED = 12345
@@ -70,7 +70,8 @@ class ExperimentSpec:
     seeds: Tuple[int, ...] = DEFAULT_SEEDS
     sweep_alphas: Tuple[float, ...] = (0.1, 10.0)
     sweep_cells: Tuple[Tuple[str, float], ...] = SWEEP_CELLS
-    kd_mu_ablation: Tuple[float, ...] = (0.5,)  # privateai (all ε) again with these μ (main α)
+    sweep_models: Tuple[str, ...] = ("minilm",)
+    kd_mu_ablation: Tuple[float, ...] = ()  # privateai (all ε) again with these μ (main α); e.g. (0.5,)
     ablation_models: Tuple[str, ...] = ("hashed_cnn",)  # the model families the μ ablation runs on
     n_shadows: int = 32
     n_proxy: int = 100
@@ -178,6 +179,15 @@ def run_cell(ctx: CellContext, kind: str, method: str, eps: float, seed: int, al
     if kd_mu is not None:
         row["variant"] = {"kd_mu": kd_mu}
     return row
+
+
+def _cpu_seconds() -> float:
+    """CPU time (user + system) of this process and its finished worker processes: what the experiment costs on
+    an otherwise idle machine, whatever else shares the cores."""
+    import resource
+
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return round(own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime, 1)
 
 
 def _init_worker(threads: int) -> None:
@@ -322,7 +332,8 @@ def run_experiment(train_path: str, dev_path: str, out_dir: str, *, background_p
         timings["shadows_seconds"] = round(time.perf_counter() - t, 1)
     tasks_spec: List[Tuple[str, str, float, int, float, Optional[float]]] = [
         (k, m, e, s, cfg.alpha, None) for k in spec.models for s in spec.seeds for m, e in main_cells]
-    tasks_spec += [(k, m, e, s, a, None) for k in spec.models for m, e, a in sweep for s in spec.seeds]
+    tasks_spec += [(k, m, e, s, a, None) for k in spec.models if k in spec.sweep_models for m, e, a in sweep
+                   for s in spec.seeds]
     tasks_spec += [(k, m, e, s, cfg.alpha, mu) for k in spec.models if k in spec.ablation_models
                    for mu in spec.kd_mu_ablation for s in spec.seeds for m, e in main_cells if m == "privateai"]
     tasks_spec.sort(key=lambda c: -_COST.get(c[1], 1.0))
@@ -363,7 +374,7 @@ def run_experiment(train_path: str, dev_path: str, out_dir: str, *, background_p
         meta["exported"] = export_models(ctx, rows, export_dir, spec.seeds[0], log)
         timings["export_seconds"] = round(time.perf_counter() - t, 1)
     meta.update(wall_seconds=round(time.perf_counter() - t_all, 1), timings=timings, complete=True,
-                loadavg_end=[round(v, 2) for v in os.getloadavg()])
+                loadavg_end=[round(v, 2) for v in os.getloadavg()], cpu_seconds=_cpu_seconds())
     dump_results(out_dir, rows, meta, teacher_meta, plots=True)
     return {"rows": rows, "meta": meta, "teacher": teacher_meta}
 
@@ -564,8 +575,8 @@ def markdown_table(table: Sequence[Dict[str, Any]], meta: Dict[str, Any]) -> str
              f"{meta['n_dev_windows']} dev windows as non-members vs as many member windows; "
              f"wall time of the whole experiment {meta.get('wall_seconds')} s "
              f"({meta.get('workers', 1)} worker process(es) x {meta.get('threads_per_worker', 1)} torch thread(s); "
-             f"phases {meta.get('timings', {})}; load average at start {meta.get('loadavg_start')}, "
-             f"at end {meta.get('loadavg_end')}).",
+             f"phases {meta.get('timings', {})}; CPU time {meta.get('cpu_seconds')} s; load average at start "
+             f"{meta.get('loadavg_start')}, at end {meta.get('loadavg_end')}).",
              f"A detector masking every dev token has token precision {meta.get('everything_precision')}; note "
              "'tags everything' = mean token precision within 1.5x of that.",
              "MIA AUC of the untrained initial model (reference): "
