@@ -1,0 +1,46 @@
+"""scripts/ianvs_parity.py: every response cache is private to a run, warm runs reuse their own, and the
+wall-clock and cache-state metrics are not what decides parity."""
+import csv
+import importlib.util
+
+from conftest import REPO
+
+
+def _parity():
+    spec = importlib.util.spec_from_file_location("ianvs_parity", REPO / "scripts" / "ianvs_parity.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_private_cache_shares_models_but_no_response_cache(tmp_path, monkeypatch):
+    parity = _parity()
+    real = tmp_path / "real"
+    for name in ("models", "wheels", "trir", "edge_cache", "cloud_cache", "judge_cache"):
+        (real / name).mkdir(parents=True)
+    (real / "llama_server_1234.log").write_text("")
+    monkeypatch.setenv("CEP_CACHE_DIR", str(real))
+    run = parity.private_cache(tmp_path / "run")
+    assert sorted(p.name for p in run.iterdir()) == ["models", "trir", "wheels"]
+    assert all((run / n).is_symlink() for n in ("models", "trir", "wheels"))
+    (run / "edge_cache").mkdir()                               # the fresh run fills its own caches ...
+    (run / "edge_cache" / "entry.json").write_text("{}")
+    warm = parity.private_cache(tmp_path / "run", fresh=False)  # ... the warm run keeps them
+    assert (warm / "edge_cache" / "entry.json").exists()
+    fresh = parity.private_cache(tmp_path / "run", fresh=True)  # a fresh run starts empty again
+    assert not (fresh / "edge_cache").exists() and (real / "edge_cache").exists()
+
+
+def test_wall_clock_and_cache_state_metrics_do_not_decide_parity(tmp_path, capsys):
+    parity = _parity()
+    cols = ["rank", "algorithm", "sels", "latency_mean_ms", "cache_replays", "lo_pct", "paradigm",
+            "cloudmodel-privacy_method", "time", "url"]
+    rows = {"fresh": ["1", "a", "0.25", "1234.5", "0", "3.1", "jointinference", "placeholder", "t1", "u1"],
+            "warm": ["1", "a", "0.25", "", "3", "", "jointinference", "placeholder", "t2", "u2"]}
+    for name, row in rows.items():
+        with open(tmp_path / f"{name}.csv", "w", newline="") as fh:
+            csv.writer(fh).writerows([cols, row])
+    args = ["--compare", str(tmp_path / "fresh.csv"), str(tmp_path / "warm.csv")]
+    assert parity.main(args) == 0
+    assert "not compared: latency_mean_ms, lo_pct, ti_pct, cache_replays" in capsys.readouterr().out
+    assert parity.main(args + ["--compare-all"]) == 1
