@@ -6,7 +6,7 @@ answers), it measures the client-side latency of the same request sent (a) strai
 throughput at a small concurrency.  Upstreams: the instant fake (tests/fakes/fake_openai.py) and,
 unless ``--no-llm``, the local llama.cpp server (small ``max_tokens``: the machine is shared).
 
-    python scripts/bench_proxy.py --requests 20 --llm-requests 3 --max-seconds 900 --out bench_proxy.json
+    .venv/bin/python scripts/bench_proxy.py --requests 20 --llm-requests 3 --max-seconds 900 --out bench_proxy.json
 """
 from __future__ import annotations
 
