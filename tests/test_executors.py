@@ -21,7 +21,7 @@ def _job(tmp_path, name):
             or re.match(r'\n    - name: "([^"]+)"', b).group(1) in DETERMINISTIC]
     (tmp_path / "env.yaml").write_text("".join(kept))
     algo = (EXAMPLE / "test_algorithms" / "test_algorithms_ci.yaml").read_text().replace(
-        '["none", "suppression", "placeholder", "pseudonym", "generalization"]', '["none", "suppression", "pseudonym"]')
+        '["none", "suppression", "placeholder"]', '["none", "suppression", "pseudonym"]')
     (tmp_path / "algo.yaml").write_text(algo)
     job = (EXAMPLE / "benchmarkingjob_ci.yaml").read_text()
     job = job.replace("./examples/TAB/cloud_edge_collaborative_inference_bench/test_env/test_env.yaml",
