@@ -66,6 +66,12 @@ def main(argv=None) -> int:
     ap.add_argument("--export-model", default="minilm", choices=("minilm", "hashed_cnn"))
     ap.add_argument("--export-path", default=None, help="--export-detector: the file; the experiment: a directory")
     ap.add_argument("--merge", nargs="+", default=None, help="merge the grid_rows.json of these dirs into --out")
+    ap.add_argument("--score-recognizers", action="store_true",
+                    help="score the exported best private and centralised detectors (alone and in the 'federated' "
+                         "preset) on TAB dev and --prompts: <out>/recognizers.md")
+    ap.add_argument("--prompts", default=os.environ.get("CEP_PROMPTS_TAB", str(ROOT.parent / "shared" / "data" / "prompts"
+                                                                           / "pupa_tnb_tab.json")),
+                    help="the real-prompt development set in TAB format")
     ap.add_argument("--tune", action="store_true",
                     help="choose the MiniLM head's settings on a split of TAB train (not dev): results/tuning.md")
     ap.add_argument("--prepare-ianvs-data", action="store_true",
@@ -100,6 +106,16 @@ def main(argv=None) -> int:
 
         merge_results(a.merge, a.out)
         print(open(os.path.join(a.out, "grid.md"), encoding="utf-8").read())
+        return 0
+    if a.score_recognizers:
+        from cloud_edge_privacy.federated import scoring
+
+        rows = scoring.score_recognizers(a.export_path or str(default_model_dir()),
+                                         {"TAB dev": a.dev, "real prompts (PUPA TNB)": a.prompts})
+        os.makedirs(a.out, exist_ok=True)
+        with open(os.path.join(a.out, "recognizers.md"), "w", encoding="utf-8") as fh:
+            fh.write(scoring.markdown(rows))
+        print(scoring.markdown(rows))
         return 0
     if a.tune:
         from cloud_edge_privacy.federated import tune

@@ -22,7 +22,7 @@ class FederatedDetectorKDAggregator(DetectorAggregator):
     def __init__(self, kind: str = "fedadam", server_lr: Optional[float] = None, kd_interval: int = 2, kd_mu: float = 0.9,
                  kd_teacher_weight: float = 0.5, kd_epochs: int = 1, kd_lr: float = 3e-3,
                  teacher_labels: str = "./examples/TAB/federated_privacy_detector_bench/results/teacher_labels.json",
-                 background: str = "", smoke: bool = False, seed: int = 0) -> None:
+                 background: str = "", smoke: bool = False, seed: int = 0, model: str = "hashed_cnn") -> None:
         import os
 
         from cloud_edge_privacy.federated.distill import KDConfig, ProxyDistiller
@@ -31,7 +31,7 @@ class FederatedDetectorKDAggregator(DetectorAggregator):
         super().__init__(kind, server_lr)
         background = background or os.path.join(os.environ.get("CEP_TAB_DIR", "data/tab"),
                                                  "background_knowledge.json")
-        cfg = (FedConfig.smoke() if smoke else FedConfig()).model
+        cfg = (FedConfig.smoke(model) if smoke else FedConfig().with_model(model)).model  # as the basemodel's
         kd = KDConfig(interval=int(kd_interval), mu=float(kd_mu), teacher_weight=float(kd_teacher_weight),
                       epochs=int(kd_epochs), lr=float(kd_lr))
         self.distiller = ProxyDistiller(teacher_labels, background, cfg, kd, int(seed))

@@ -1,0 +1,72 @@
+"""The exported detectors as recognizers: the best private model and the centralised one, alone and inside the
+gateway's ``federated`` detector preset, scored on TAB-format sets (TAB dev, the real-prompt development set).
+
+``python scripts/run_federated_bench.py --score-recognizers`` writes ``results/recognizers.md``.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Mapping, Sequence
+
+from ..metrics.psr import psr_scores
+from ..tab_data import load_tab
+from .recognizer import CENTRALIZED_FILE, MODEL_FILE
+from .simulation import gold_view
+
+KEYS = ("PSR", "ER_di", "ER_qi", "token_recall", "token_precision", "n_entities", "n_docs")
+
+
+def _score(analyze_many: Callable[[Sequence[str]], List[List[Any]]], path: str) -> Dict[str, Any]:
+    docs = load_tab(path)
+    t = time.perf_counter()
+    spans = analyze_many([d.text for d in docs])
+    res = psr_scores([gold_view(d) for d in docs], [[[s.start, s.end] for s in sp] for sp in spans])
+    out = {k: res[k] for k in KEYS}
+    out["seconds"] = round(time.perf_counter() - t, 1)
+    return out
+
+
+def score_recognizers(model_dir: str, sets: Mapping[str, str]) -> List[Dict[str, Any]]:
+    """For each exported model: the model alone and the ``federated`` preset (structured + regex + the model)."""
+    from ..detection.presets import PRESETS
+    from .model import load_model, predict_spans
+
+    rows: List[Dict[str, Any]] = []
+    for fname in (MODEL_FILE, CENTRALIZED_FILE):
+        path = Path(model_dir) / fname
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: run the experiment with --export-path {model_dir} first")
+        model, meta = load_model(str(path))
+        thr = float(meta.get("threshold", 0.5))
+        label = f"{meta.get('model')} {meta.get('method')} ε={meta.get('epsilon')}"
+        alone = lambda texts, m=model, t=thr: [predict_spans(m, x, t, cache=False) for x in texts]  # noqa: E731
+        tmp = tempfile.mkdtemp(prefix="fed_rec_")
+        shutil.copy(path, Path(tmp) / MODEL_FILE)
+        old = os.environ.get("CEP_FEDERATED_MODEL_DIR")
+        os.environ["CEP_FEDERATED_MODEL_DIR"] = tmp
+        try:
+            detector = PRESETS["federated"][1]()
+            for set_name, set_path in sets.items():
+                rows.append({"model": label, "as": "model alone", "set": set_name, **_score(alone, set_path)})
+                rows.append({"model": label, "as": "preset federated", "set": set_name,
+                             **_score(detector.analyze_many, set_path)})
+        finally:
+            if old is None:
+                os.environ.pop("CEP_FEDERATED_MODEL_DIR", None)
+            else:
+                os.environ["CEP_FEDERATED_MODEL_DIR"] = old
+            shutil.rmtree(tmp, ignore_errors=True)
+    return rows
+
+
+def markdown(rows: Sequence[Dict[str, Any]]) -> str:
+    head = ["model", "as", "set"] + list(KEYS) + ["seconds"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        lines.append("| " + " | ".join(f"{r[k]:.3f}" if isinstance(r[k], float) and k not in ("seconds",)
+                                       else str(r[k]) for k in head) + " |")
+    return "\n".join(lines) + "\n"
