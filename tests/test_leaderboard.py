@@ -7,7 +7,7 @@ from cloud_edge_privacy.ci_check import compare
 from cloud_edge_privacy.rank import sort_rows
 
 SORT = [{"leak_direct": "ascend"}, {"n_failed": "ascend"}, {"sels": "ascend"}, {"llm_judge": "descend"},
-        {"latency_mean_ms": "ascend"}]
+        {"cpp": "ascend"}, {"latency_mean_ms": "ascend"}]
 
 
 def test_directions_come_from_sort_by_then_the_table():
@@ -20,16 +20,23 @@ def test_directions_come_from_sort_by_then_the_table():
 
 
 def test_utility_breaks_a_leakage_tie_before_latency():
-    """The default job's case: suppression and placeholder tie on leakage; the faster one used to win."""
-    rows = [{"m": "none", "leak_direct": 4, "n_failed": 0, "sels": 1.0, "llm_judge": 7.0, "latency_mean_ms": 30000},
-            {"m": "suppression", "leak_direct": 0, "n_failed": 0, "sels": 0.0, "llm_judge": 4.0, "latency_mean_ms": 23600},
-            {"m": "placeholder", "leak_direct": 0, "n_failed": 0, "sels": 0.0, "llm_judge": 6.0, "latency_mean_ms": 39000},
-            {"m": "fails", "leak_direct": 0, "n_failed": 3, "sels": 0.0, "llm_judge": 0.0, "latency_mean_ms": 1.0}]
-    names = ["leak_direct", "n_failed", "sels", "llm_judge", "latency_mean_ms"]
+    """The default job's case: suppression and placeholder tie on leakage (and, on three documents, on the
+    judge's score); the faster one used to win, now the one that keeps more of the content does."""
+    rows = [{"m": "none", "leak_direct": 9, "n_failed": 0, "sels": 0.66, "llm_judge": 8.0, "cpp": 0.02,
+             "latency_mean_ms": 30000},
+            {"m": "suppression", "leak_direct": 0, "n_failed": 0, "sels": 0.02, "llm_judge": 8.0, "cpp": 0.39,
+             "latency_mean_ms": 23600},
+            {"m": "placeholder", "leak_direct": 0, "n_failed": 0, "sels": 0.02, "llm_judge": 8.0, "cpp": 0.33,
+             "latency_mean_ms": 39000},
+            {"m": "judged_better", "leak_direct": 0, "n_failed": 0, "sels": 0.02, "llm_judge": 9.0, "cpp": 0.5,
+             "latency_mean_ms": 50000},
+            {"m": "fails", "leak_direct": 0, "n_failed": 3, "sels": 0.0, "llm_judge": 0.0, "cpp": 0.0,
+             "latency_mean_ms": 1.0}]
+    names = ["leak_direct", "n_failed", "sels", "llm_judge", "cpp", "latency_mean_ms"]
     new = [r["m"] for r in sort_rows(rows, SORT, names)]
-    old = [r["m"] for r in sort_rows(rows, SORT[:3] + SORT[4:], names)]
-    assert new == ["placeholder", "suppression", "fails", "none"]
-    assert old == ["suppression", "placeholder", "fails", "none"]
+    old = [r["m"] for r in sort_rows(rows, SORT[:3] + SORT[5:], names)]
+    assert new == ["judged_better", "placeholder", "suppression", "fails", "none"]
+    assert old == ["suppression", "placeholder", "judged_better", "fails", "none"]
 
 
 def test_pareto_dominance():

@@ -5,7 +5,8 @@ Ianvs ranks test cases by ``rank.sort_by`` in ``benchmarkingjob.yaml``: a list o
 the first key decides, the next ones only break ties (ianvs-contract.md §8).  The shipped jobs put leakage
 first (``leak_direct``, then ``n_failed`` so that a configuration that answers nothing cannot win by leaking
 nothing, then ``sels``), then the example's own utility metric (``llm_judge``: the judge's score of the final
-answer, 0 for a sample that got none), and latency last (``latency_mean_ms``, which leaves out answers replayed
+answer, 0 for a sample that got none; then ``cpp``, how much of the content the sent text lost, a deterministic
+tie-breaker where a coarse judge ties), and latency last (``latency_mean_ms``, which leaves out answers replayed
 from a cache).  The direction of a metric that the job does not sort by comes from :data:`METRICS`; a metric
 known to neither is shown as ``?`` rather than guessed.
 """
