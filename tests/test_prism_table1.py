@@ -281,3 +281,32 @@ def test_remote_judge_through_an_openai_compatible_endpoint(fake_cloud):
 
     with pytest.raises(ConfigError, match="judge model"):
         make_judge("http://127.0.0.1:9/v1", None)
+
+
+def test_leak_audit_without_llm_calls(tmp_path, in_repo):
+    """Cloud-only sends every gold identifier, Edge-only nothing; no model is loaded and nothing is sent."""
+    from cloud_edge_privacy.prism_bench import leak_audit
+
+    job = tmp_path / "job.yaml"
+    job.write_text(f"""benchmarkingjob:
+  name: "leaks"
+  workspace: "{tmp_path / 'ws'}"
+  testenv: "./examples/PRISM/cloud_edge_prism_bench/test_env/test_env.yaml"
+  test_object:
+    type: "algorithms"
+    algorithms:
+      - {{name: "cloud-only", url: "./examples/PRISM/cloud_edge_prism_bench/test_algorithms/cloud_only.yaml"}}
+      - {{name: "edge-only", url: "./examples/PRISM/cloud_edge_prism_bench/test_algorithms/edge_only.yaml"}}
+  rank:
+    selected_dataitem: {{paradigms: ["all"], modules: ["all"], hyperparameters: ["all"], metrics: ["all"]}}
+""")
+    data = tmp_path / "d.jsonl"
+    src = (EXAMPLE / "data" / "prism_prompts.jsonl").read_text().splitlines()
+    picked = [l for l in src if json.loads(l)["answer"]["domain"] in ("bank", "common")][:3] + src[-1:]
+    data.write_text("\n".join(picked) + "\n")
+    gold = sum(len(json.loads(l)["answer"]["annotations"]["rules"]) for l in picked)
+    assert gold > 0
+    res = leak_audit(str(job), str(data), tmp_path / "out", progress=False)
+    assert res["stats"]["cloud-only"]["leaks"] == gold and res["stats"]["cloud-only"]["sent"] == len(picked)
+    assert res["stats"]["edge-only"]["sent"] == 0 and res["stats"]["edge-only"]["leaks"] == 0
+    assert "| cloud-only | 4 | 0 |" in (tmp_path / "out" / "leak_audit.md").read_text()

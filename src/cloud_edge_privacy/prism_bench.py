@@ -458,6 +458,104 @@ def render_markdown(s: Dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def leak_audit(job_path: str, data_file: Optional[str] = None, out_dir: Optional[Path] = None,
+               progress: bool = True) -> Dict[str, Any]:
+    """What each test case would send for every prompt, without any LLM: the job's router decides, the cloud
+    module's pipeline protects the prompt and builds the request it would send (the same code path, stopped
+    before the HTTP call), and the egress guard checks it.  Leaks are gold DIRECT identifiers found verbatim in
+    that request.  Cheap enough for all prompts and every eps of the sweep."""
+    from .collaboration import sketch_messages
+    from .context import sample_key
+    from .models.llama_edge import build_messages
+    from .module_loader import import_module_file
+    from .pipeline import EdgePipeline, outgoing_texts
+    from .runner import module_class, validate_job
+
+    job = load_benchmarking_job(job_path)
+    validate_job(job)
+    data_file = data_file or job.testenv.test_data
+    records = read_data(data_file)
+    rows: List[Dict[str, Any]] = []
+    for algo in job.algorithms:
+        label = case_label(algo, job.algorithms)
+        out = os.path.join(job.output_dir, "leak_audit", algo.name)
+        os.environ["RESULT_SAVED_URL"] = out
+        ctx = CONTEXTS.get(out)
+        for pkg in algo.third_party_packages:
+            import_module_file(pkg["url"])
+        cloud_spec, hem_spec = algo.modules["cloudmodel"], algo.modules["hard_example_mining"]
+        for spec in (cloud_spec, hem_spec):
+            if spec.url:
+                import_module_file(spec.url)
+        cfg = module_class(cloud_spec).Config.model_validate(cloud_spec.hyperparameters)
+        pipe = EdgePipeline(ctx, cfg)
+        hem = module_class(hem_spec)(**hem_spec.hyperparameters)
+        t0 = time.time()
+        for rec in records:
+            x, gold = rec["question"], rec["answer"]
+            hard = bool(hem(x))
+            route = (ctx.decision(sample_key(x)) or {}).get("route", "cloud") if hard else "edge"
+            row = {"doc_id": x["doc_id"], "domain": gold.get("domain", ""), "case": label, "route": route,
+                   "sent": False, "blocked": False, "leaks": 0, "gold_direct": 0}
+            from .metrics.samples import gold_mentions
+
+            mentions = gold_mentions(gold, ("DIRECT",))
+            row["gold_direct"] = len(mentions)
+            if route != "edge":
+                try:
+                    prot = pipe.protect(x)
+                    instruction, text = prot.fields
+                    msgs = sketch_messages(instruction, text) if route == "collaborative" else build_messages(instruction, text)
+                    pipe.guard(prot, msgs)
+                    sent = "\n".join(outgoing_texts(msgs))
+                    from .metrics.privacy import appears_in
+
+                    row.update(sent=True, leaks=sum(appears_in(m["span_text"], sent) for m in mentions))
+                except Exception:  # noqa: BLE001 - blocked (fail closed): nothing would leave
+                    row["blocked"] = True
+            rows.append(row)
+        if progress:
+            print(f"leak audit {label}: {len(records)} prompts, {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
+    cases = list(dict.fromkeys(r["case"] for r in rows))
+    domains = sorted({r["domain"] for r in rows})
+
+    def agg(rs: List[Dict[str, Any]]) -> Dict[str, Any]:
+        n = len(rs)
+        return {"n": n, "sent": sum(r["sent"] for r in rs), "blocked": sum(r["blocked"] for r in rs),
+                "leaks": sum(r["leaks"] for r in rs), "prompts_with_leak": sum(r["leaks"] > 0 for r in rs),
+                "gold_direct": sum(r["gold_direct"] for r in rs),
+                "routes": {k: round(sum(r["route"] == k for r in rs) / n, 3) for k in ("edge", "collaborative", "cloud")}}
+
+    result = {"prompts": len(records), "cases": cases, "domains": domains,
+              "stats": {c: agg([r for r in rows if r["case"] == c]) for c in cases},
+              "per_domain": {c: {d: agg([r for r in rows if r["case"] == c and r["domain"] == d]) for d in domains}
+                             for c in cases}}
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "leak_audit.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+        lines = [f"# Leak audit without LLM calls: {len(records)} prompts", "",
+                 "What each test case would send (router decision, protection and egress guard of the real pipeline, "
+                 "stopped before the HTTP call); leaks = gold DIRECT identifiers (rule-extracted names and "
+                 "card/account numbers) found verbatim in the request.", "",
+                 "| test case | sent to cloud | blocked by guard | leaked DIRECT ids / gold | prompts with a leak | "
+                 "edge / collab. / cloud |", "|---|---|---|---|---|---|"]
+        for c in cases:
+            x = result["stats"][c]
+            r = x["routes"]
+            lines.append(f"| {c} | {x['sent']} | {x['blocked']} | {x['leaks']} / {x['gold_direct']} | "
+                         f"{x['prompts_with_leak']} | {r['edge']:.2f} / {r['collaborative']:.2f} / {r['cloud']:.2f} |")
+        lines += ["", "## Per domain", "", "| domain | test case | sent | leaked / gold | edge / collab. / cloud |",
+                  "|---|---|---|---|---|"]
+        for d in domains:
+            for c in cases:
+                x = result["per_domain"][c][d]
+                r = x["routes"]
+                lines.append(f"| {d} | {c} | {x['sent']} | {x['leaks']} / {x['gold_direct']} | "
+                             f"{r['edge']:.2f} / {r['collaborative']:.2f} / {r['cloud']:.2f} |")
+        (out_dir / "leak_audit.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return result
+
+
 def reproduce(example: Path, workspace: Path, per_domain: Optional[int], sweep_per_domain: int,
               judge: Optional[str] = "local") -> int:
     """Table 1 and the eps sweep of the example, checkpoints under ``workspace``, figures in ``example/results``."""
@@ -470,6 +568,7 @@ def reproduce(example: Path, workspace: Path, per_domain: Optional[int], sweep_p
               "PRISM Figure 4 (eps sweep)")]
     table1 = workspace / "prism_table1" / "checkpoint.jsonl"
     for job, name, n, out, title in parts:
+        leak_audit(str(example / job), data, example / "results" / out)
         ck = workspace / name / "checkpoint.jsonl"
         run(str(example / job), ck, data, n)
         summarize(ck, example / "results" / out, data, j, title=title,
@@ -499,6 +598,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     s.add_argument("--judge-base-url", default=None,
                    help="OpenAI-compatible endpoint of a strong judge (default: $CEP_JUDGE_BASE_URL, else the local model)")
     s.add_argument("--judge-model", default=None, help="judge model name at that endpoint ($CEP_JUDGE_MODEL)")
+    la = sub.add_parser("leaks", help="leak audit of every test case on every prompt without LLM calls")
+    la.add_argument("-f", "--job", required=True)
+    la.add_argument("--results", required=True, help="output folder (leak_audit.md, leak_audit.json)")
+    la.add_argument("--test-data", default=None)
     a = sub.add_parser("reproduce", help="the example's results/ in one go: Table 1 run + summary, then the eps sweep")
     a.add_argument("--example", default="examples/PRISM/cloud_edge_prism_bench", help="the example folder")
     a.add_argument("--workspace", default="workspace", help="checkpoints go here (a rerun resumes)")
@@ -509,6 +612,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.cmd == "reproduce":
         return reproduce(Path(args.example), Path(args.workspace), args.per_domain, args.sweep_per_domain,
                          None if args.no_judge else "local")
+    if args.cmd == "leaks":
+        leak_audit(args.job, args.test_data, Path(args.results))
+        print((Path(args.results) / "leak_audit.md").read_text(encoding="utf-8"))
+        return 0
     if args.cmd == "run":
         n = run(args.job, Path(args.out), args.test_data, args.per_domain)
         print(f"ran {n} (prompt, test case) pairs into {args.out}")
