@@ -173,7 +173,7 @@ DIGITS = {"leak_direct": 0, "latency_mean_ms": 0, "cloud_tokens": 0, "n_complete
 def lead_columns(summaries: List[Dict[str, Any]], sort_by: Any) -> List[str]:
     """The deciding columns: the job's sort keys in order, then the usual leakage/utility/latency columns that
     some test case has a value for."""
-    have = {k for s in summaries for k in s["est"]}
+    have = {k for s in summaries for k, e in s["est"].items() if e.n > 0 and not math.isnan(e.value)}
     cols = [k for k, _ in sort_keys(sort_by) if k in have and k not in ("n_completed", "n_failed")]
     return cols + [k for k in DEFAULT_LEAD if k in have and k not in cols]
 

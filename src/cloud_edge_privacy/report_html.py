@@ -19,7 +19,8 @@ body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;mar
 h1{font-size:22px;margin:0 0 6px} h2{font-size:17px;margin:26px 0 8px}
 .note{background:#f4f6fa;border-left:4px solid #3a6ea5;padding:8px 12px;margin:8px 0;font-size:13px}
 .warn{border-left-color:#c0392b;background:#fbeeee}
-table{border-collapse:collapse;font-size:13px;margin-top:6px}
+table{border-collapse:collapse;font-size:12px;margin-top:6px}
+.wide{overflow-x:auto;max-width:100%}
 th,td{border:1px solid #d5dae3;padding:5px 8px;text-align:left;vertical-align:top}
 th{background:#e9eef6;cursor:pointer;user-select:none;white-space:nowrap}
 th.sorted-asc::after{content:" \\25B2"} th.sorted-desc::after{content:" \\25BC"}
@@ -132,7 +133,7 @@ def write_html(path: str, summaries: List[Dict[str, Any]], cases: List[Dict[str,
                    "the response cache: no model ran and nothing was sent for them in this run, so a failing cloud "
                    "would not show. They are left out of every latency figure; <code>run --no-cache</code> refuses "
                    "them.</div>")
-    out += ['<h2>Leaderboard</h2><table id="board"><thead><tr>'
+    out += ['<h2>Leaderboard</h2><div class="wide"><table id="board"><thead><tr>'
             + "".join(f'<th data-better="{_e(b)}">{_e(t)}</th>' for t, b in heads) + "</tr></thead><tbody>"]
     for i, s in enumerate(summaries, 1):
         rep = s.get("replayed")
@@ -152,7 +153,7 @@ def write_html(path: str, summaries: List[Dict[str, Any]], cases: List[Dict[str,
         cells += [_est_cell(s["est"].get(c), digits.get(c, 3)) for c in columns]
         cells.append(f'<td data-v="{"" if d is None else (0 if not d else 1)}">{par}</td>')
         out.append("<tr>" + "".join(cells) + "</tr>")
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     if pareto.get("points"):
         out += [f"<h2>Privacy-utility Pareto view ({_e(pareto['leak'])} ↓ against {_e(pareto['util'])} ↑)</h2>",
                 "<p>Filled: on the Pareto front (no other test case leaks no more and is at least as useful); "
