@@ -131,8 +131,8 @@ SILENT = [
      "job", "unknown key 'sortby' in rank (did you mean 'sort_by'?)"),
     ("sort_direction_typo", [], [('- sels: "ascend"', '- sels: "ascending"')],
      "job", "direction must be 'ascend' or 'descend'"),
-    ("unknown_metric", [('- name: "cpp"', '- name: "cpp_score"')], [],
-     "env", "no metric named 'cpp_score' is registered"),
+    ("unknown_metric", [('- name: "token_recall"', '- name: "token_recal"')], [],
+     "env", "no metric named 'token_recal' is registered"),
     ("missing_data", [("/data/tab_sample.jsonl\"\n  metrics", "/data/missing.jsonl\"\n  metrics")], [],
      "env", "missing.jsonl not found"),
 ]
