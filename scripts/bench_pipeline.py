@@ -2,6 +2,7 @@
 A benchmark that prints figures (not a test).  Uses the real models and the local llama.cpp server.
 
     .venv/bin/python scripts/bench_pipeline.py [--data data/tab/echr_dev.json] [--n 6] [--method placeholder]
+        [--detector default]
 """
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ def main() -> None:
     ap.add_argument("--data", default=None, help="TAB JSON (default: the shipped sample)")
     ap.add_argument("--n", type=int, default=6)
     ap.add_argument("--method", default="placeholder")
+    ap.add_argument("--detector", default="default", help="detector preset of the privacy path (e.g. default, fast)")
     args = ap.parse_args()
     docs = load_tab(args.data or sample_tab_path())[: args.n]
     xs = [{"doc_id": d.doc_id, "text": d.text, "instruction": DEFAULT_INSTRUCTION} for d in docs]
@@ -45,7 +47,8 @@ def main() -> None:
     figures = {}
     ctx = CONTEXTS.get("workspace/bench_pipeline")
     for method in ("none", args.method):
-        cloud = EdgePipeline(ctx, CloudModelConfig(privacy_method=method, max_tokens=96, cache=False))
+        cloud = EdgePipeline(ctx, CloudModelConfig(privacy_method=method, max_tokens=96, cache=False,
+                                                   detector=args.detector))
         cloud.cloud(xs[0])  # warm-up: server start and first prompt are not steady state
         lat, results = [], []
         t0 = time.perf_counter()
@@ -60,7 +63,7 @@ def main() -> None:
     t0 = time.perf_counter()
     for x in xs:
         t = time.perf_counter()
-        edge_inference(x, edge, ctx.detector("default"))
+        edge_inference(x, edge, ctx.detector(args.detector))
         lat.append(time.perf_counter() - t)
     print(f"edge route             : {len(xs) / (time.perf_counter() - t0) * 60:.2f} samples/min, "
           f"p50 {percentile(lat, .5):.1f} s, p95 {percentile(lat, .95):.1f} s")

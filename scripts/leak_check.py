@@ -1,8 +1,14 @@
-"""Leak check: the review's leak document (plus an instruction naming a person) through every privacy method,
-run by `cloud-edge-privacy run` against a logging fake OpenAI server on 127.0.0.1.
+"""Leak check: two leak documents through every privacy method, run by `cloud-edge-privacy run` against a
+logging fake OpenAI server on 127.0.0.1.
 
-Prints, per method, how many requests reached the server, the sample's status, and which planted strings
-arrived (case-insensitive, on word boundaries).  Exit code 1 if any planted string arrived.
+1. the review's leak document (ALL-CAPS and lower-case names, e-mails, phones, IBANs, keys, IDs, an address),
+   with an instruction naming a person (``tests/data/leak_job/leak.jsonl``);
+2. issue 18's: lower-case names ("mary jones", "wang fang"), a capitalised common word used as a name ("my boss
+   Rose"), "Erin & Beckey", a Chinese name in Chinese text (张伟), a lower-case company and place
+   ("h&r technology", "westminster"), IPv6 addresses and lower-case IBANs (``tests/data/leak_document_unicase.txt``).
+
+Prints, per method and document, the sample's status and which planted strings arrived (case-insensitive, on
+word boundaries).  Exit code 1 if any planted string reached the fake cloud.
 
     .venv/bin/python scripts/leak_check.py [--job tests/data/leak_job/benchmarkingjob.yaml]
 """
@@ -26,18 +32,45 @@ def planted_found(text: str, planted: list) -> list:
     return [p for p in planted if re.search(r"(?<!\w)" + re.escape(p) + r"(?!\w)", text, re.IGNORECASE)]
 
 
+def _with_second_document(job_text: str, tmp: Path, document: Path) -> str:
+    """The job text pointing at a copy of its test environment whose data also holds ``document``."""
+    import yaml
+
+    env_rel = yaml.safe_load(job_text)["benchmarkingjob"]["testenv"]
+    env = yaml.safe_load((REPO / env_rel).read_text())
+    data = REPO / env["testenv"]["dataset"]["test_data"]
+    second = {"question": {"doc_id": "leak-2", "text": document.read_text(encoding="utf-8"),
+                           "instruction": "Write a short reply to mary jones and wang fang about the refund."},
+              "answer": {"doc_id": "leak-2", "annotations": {}}}
+    combined = tmp / "leak_data.jsonl"
+    combined.write_text(data.read_text(encoding="utf-8").rstrip("\n") + "\n" + json.dumps(second, ensure_ascii=False)
+                        + "\n", encoding="utf-8")
+    env["testenv"]["dataset"]["train_data"] = env["testenv"]["dataset"]["test_data"] = str(combined)
+    metric = env["testenv"]["metrics"][0]
+    metric["url"] = str(REPO / metric["url"])
+    env_copy = tmp / "test_env.yaml"
+    env_copy.write_text(yaml.safe_dump(env, allow_unicode=True))
+    return job_text.replace(env_rel, str(env_copy))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--job", default="tests/data/leak_job/benchmarkingjob.yaml")
-    ap.add_argument("--planted", default="tests/data/leak_planted.txt")
+    ap.add_argument("--planted", default="tests/data/leak_planted.txt,tests/data/leak_planted_unicase.txt")
+    ap.add_argument("--second", default="tests/data/leak_document_unicase.txt",
+                    help="a second leak document (empty: only the job's own data)")
     args = ap.parse_args()
-    planted = [l.strip() for l in (REPO / args.planted).read_text().splitlines() if l.strip()]
+    planted = [l.strip() for f in args.planted.split(",") if f
+               for l in (REPO / f).read_text(encoding="utf-8").splitlines() if l.strip()]
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAI(mode="echo") as fake:
         env = dict(os.environ, CEP_CLOUD_BASE_URL=fake.base_url, CEP_CLOUD_MODEL="fake", CEP_CLOUD_API_KEY="k",
                    CEP_CACHE_DIR=os.environ.get("CEP_CACHE_DIR", str(Path.home() / ".cache" / "cloud-edge-privacy")))
         ws = Path(tmp) / "ws"
         job_copy = Path(tmp) / "job.yaml"
-        job_copy.write_text((REPO / args.job).read_text().replace('workspace: "./workspace"', f'workspace: "{ws}"'))
+        job_text = (REPO / args.job).read_text().replace('workspace: "./workspace"', f'workspace: "{ws}"')
+        if args.second:
+            job_text = _with_second_document(job_text, Path(tmp), REPO / args.second)
+        job_copy.write_text(job_text)
         proc = subprocess.run([sys.executable, "-m", "cloud_edge_privacy.cli", "run", "-f", str(job_copy),
                                "--no-judge", "--no-progress"], cwd=REPO, env=env, capture_output=True, text=True)
         preds = sorted(ws.glob("*/*/*/predictions.jsonl"))
@@ -49,14 +82,15 @@ def main() -> int:
                 rec = json.loads(line)
                 res = rec["result"] or {}
                 sent = json.dumps(res.get("sent_messages") or [], ensure_ascii=False)
-                rows.append((method, rec["status"], planted_found(sent, planted), res.get("reason", "")))
+                doc_id = rec.get("doc_id") or ""
+                rows.append((method, doc_id, rec["status"], planted_found(sent, planted), res.get("reason", "")))
         received = fake.bodies_text()
         leaked = planted_found(received, planted)
     print(f"runner exit code {proc.returncode}; {len(fake.requests)} request(s) reached the fake cloud")
-    print("| method | status | planted strings in what it sent | reason (blocked samples) |")
-    print("|---|---|---|---|")
-    for method, status, found, reason in rows:
-        print(f"| {method} | {status} | {', '.join(found) or 0} | {reason[:120]} |")
+    print("| method | sample | status | planted strings in what it sent | reason (blocked samples) |")
+    print("|---|---|---|---|---|")
+    for method, doc_id, status, found, reason in sorted(rows, key=lambda r: (str(r[0]), str(r[1]))):
+        print(f"| {method} | {doc_id} | {status} | {', '.join(found) or 0} | {reason[:120]} |")
     print(f"\nplanted strings received by the fake cloud (all methods): {len(leaked)} {leaked}")
     if not rows:
         print(proc.stdout[-2000:], proc.stderr[-4000:], sep="\n")

@@ -1,4 +1,5 @@
-"""The egress guard's three rules, on hand-made protection results (no model involved)."""
+"""The egress guard's rules, on hand-made protection results (rules 1-3 with rule 4 off; rule 4 with a fake and
+with its real recognizers)."""
 from cloud_edge_privacy.desensitization.base import Desensitized, Replacement
 from cloud_edge_privacy.egress import check_egress
 from cloud_edge_privacy.gateway import ProtectedFields
@@ -40,7 +41,7 @@ def test_a_missed_mention_in_clear_is_found():
     text = "John Smith met the board. Later Smith left."
     first = Span(0, 10, "PERSON")
     prot = _prot(text, [first], [(first, "[PERSON_1]")])        # the second "Smith" was not detected
-    findings = check_egress(prot)
+    findings = check_egress(prot, independent=None)
     assert [f.rule for f in findings] == ["name_token_in_clear"] and "Smith" not in findings[0].describe()
 
 
@@ -48,17 +49,17 @@ def test_a_replacement_that_keeps_part_of_the_identifier_is_found():
     text = "Call 0207 946 0958 now."
     code = Span(5, 18, "CODE")
     prot = _prot(text, [code], [(code, "0207 111 2222")])           # the operator kept the area code
-    assert [f.rule for f in check_egress(prot)] == ["identifier_kept_in_replacement"]
+    assert [f.rule for f in check_egress(prot, independent=None)] == ["identifier_kept_in_replacement"]
 
 
 def test_structured_identifiers_must_be_our_own_surrogates():
     text = "SSN 078-05-1120 of [PERSON_1]."
     prot = _prot(text, [], [])
-    assert [f.rule for f in check_egress(prot, Structured())] == ["structured_identifier_in_clear"]
+    assert [f.rule for f in check_egress(prot, Structured(), independent=None)] == ["structured_identifier_in_clear"]
     text2 = "SSN 078-05-1120."
     span = Span(4, 15, "CODE")
     prot2 = _prot(text2, [span], [(span, "512-44-9087")])           # a surrogate that looks like an SSN
-    assert check_egress(prot2, Structured()) == []
+    assert check_egress(prot2, Structured(), independent=None) == []
 
 
 def test_generalised_places_are_allowed_and_clean_text_passes():
@@ -71,3 +72,34 @@ def test_generalised_places_are_allowed_and_clean_text_passes():
 def test_the_unprotected_baseline_is_not_checked():
     prot = ProtectedFields(["John Smith"], ["John Smith"], "none", [], None, [[(0, 10)]], [], "John Smith")
     assert check_egress(prot) == []
+
+
+class FakeIndependent:
+    """Finds every listed surface as a PERSON (a stand-in for rule 4's recognizers)."""
+
+    def __init__(self, *names):
+        self.names = names
+
+    def analyze(self, text):
+        import re
+
+        return [Span(m.start(), m.end(), "PERSON", 1.0, "fake") for n in self.names for m in re.finditer(re.escape(n), text)]
+
+
+def test_independent_check_blocks_a_name_the_detector_missed_but_not_inside_replacements():
+    text = "Ask mary jones; [PERSON_1] agrees."
+    prot = _prot("Ask mary jones; Anna Berg agrees.", [Span(16, 25, "PERSON")], [(Span(16, 25, "PERSON"), "[PERSON_1]")])
+    assert prot.fields[0] == text
+    found = check_egress(prot, independent=FakeIndependent("mary jones"))
+    assert [f.rule for f in found] == ["independent_check_in_clear"] and "mary" not in found[0].describe()
+    # a name the checker finds inside a surrogate (the pseudonym method's output) is not a finding
+    assert check_egress(prot, independent=FakeIndependent("[PERSON_1]")) == []
+
+
+def test_independent_check_uses_its_own_recognizers_by_default():
+    """Issue 18: "mary jones" reached the cloud under every method and the guard let it pass."""
+    prot = _prot("please email mary jones and 张伟 today", [], [])
+    rules = [f.rule for f in check_egress(prot)]
+    assert rules.count("independent_check_in_clear") >= 1, rules
+    clean = _prot("please summarise the attached quarterly report", [], [])
+    assert check_egress(clean) == []

@@ -8,7 +8,10 @@ Detection can be silent, so the final outgoing texts are scanned again, independ
    (an operator that only changed some characters of an identifier);
 3. every structured identifier (e-mail, phone, IBAN, card, national ID, key or token, URL with credentials,
    IP, user path) found by the ``structured`` recognizers in an outgoing text must lie inside a surrogate or
-   placeholder the operator produced.
+   placeholder the operator produced;
+4. an independent check: recognizers of their own (:func:`independent_detector`: the multilingual name lists
+   and the learned model's PERSON spans, with no decision threshold) read the untouched regions of every
+   protected field; a person they find there means one recognizer's miss, so nothing is sent.
 
 Any finding means nothing is sent.  Findings name the rule and the category, never the raw value.
 """
@@ -91,15 +94,60 @@ def _needles(prot: ProtectedFields, common: Set[str]) -> List[Tuple[str, str, "r
     return out
 
 
+_DEFAULT = object()
+
+
+class IndependentCheck:
+    """Rule 4's recognizers: person names in any case and script (name lists, cues, CJK) and the learned NER's
+    PERSON spans.  They run over the untouched regions only, so surrogates and placeholders are never read."""
+
+    name = "guard_independent"
+
+    def __init__(self, learned_path: Optional[str] = None) -> None:
+        from .detection.learned import LearnedNerRecognizer
+        from .detection.names import NameRecognizer
+
+        self.names = NameRecognizer()
+        self.learned = LearnedNerRecognizer(learned_path)
+        self.learned.check()  # missing model: an error here, so the guard cannot silently see less
+
+    def analyze(self, text: str) -> List[Span]:
+        spans = self.names.analyze(text)
+        spans += [s for s in self.learned.analyze(text) if s.category == "PERSON"]
+        return spans
+
+
+@lru_cache(maxsize=1)
+def independent_detector() -> IndependentCheck:
+    """The guard's own recognizers, built once per process."""
+    return IndependentCheck()
+
+
+def _independent_findings(prot: ProtectedFields, check: Any, fp: Callable[[str], str]) -> List[Finding]:
+    out = []
+    for i, (text, regions) in enumerate(zip(prot.fields, prot.untouched)):
+        if not regions:
+            continue
+        for s in check.analyze(text):
+            if s.category not in IDENTIFYING:
+                continue
+            value = text[s.start:s.end]
+            if any(lo <= s.start and s.end <= hi for lo, hi in regions) and len(value.strip()) >= 2:
+                out.append(Finding("independent_check_in_clear", s.category, i, fp(value)))
+    return out
+
+
 def check_egress(prot: ProtectedFields, structured: Optional[Any] = None,
                  outgoing: Optional[Sequence[str]] = None, randomized_release: bool = False,
-                 key: Optional[bytes] = None) -> List[Finding]:
+                 key: Optional[bytes] = None, independent: Any = _DEFAULT) -> List[Finding]:
     """Findings for one request (empty list: safe to send).
 
     ``outgoing`` are the final message contents (the protected fields inside our templates); rule 3 scans
     them, defaulting to the protected fields themselves.  ``randomized_release`` (a DP operator) skips rule 2:
     a randomized mechanism may release the true value by chance, and blocking exactly then would make the
     guard's decision depend on the private value (a side channel that breaks the DP guarantee).
+    ``independent``: rule 4's recognizers (default :func:`independent_detector`; ``None`` turns rule 4 off,
+    for tests of the other rules).  Rule 4 reads only untouched text, which no randomized operator changed.
     """
     if prot.result is None:  # the unprotected baseline: nothing to check against, by definition
         return []
@@ -132,6 +180,10 @@ def check_egress(prot: ProtectedFields, structured: Optional[Any] = None,
                 value = text[s.start:s.end].strip(" \t\n.,;:!?()[]{}<>\"'")
                 if value and not any(value in sur for sur in surrogates):
                     findings.append(Finding("structured_identifier_in_clear", s.category, i, _fp(value)))
+    # 4. an independent check of what is left in clear
+    check = independent_detector() if independent is _DEFAULT else independent
+    if check is not None:
+        findings += _independent_findings(prot, check, _fp)
     return _dedupe(findings)
 
 

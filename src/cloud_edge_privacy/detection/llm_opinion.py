@@ -99,4 +99,4 @@ def build(chat: Optional[Chat] = None) -> Any:
     from .presets import build_detector
 
     base = build_detector("default")
-    return Detector(base.recognizers + [LLMOpinionRecognizer(chat)], name="default+llm")
+    return Detector(base.recognizers + [LLMOpinionRecognizer(chat)], name="default+llm", decider=base.decider)

@@ -13,8 +13,9 @@ from .public_parties import drop_public_parties
 from .structured import SECRET_PREFIX
 
 # When merged spans disagree on category, the more specific source wins.
-_SOURCE_PRIORITY = {"secret": 5, "structured": 4, "address": 4, "regex": 3, "tab_ner": 2, "names": 2, "federated": 2,
-                    "org": 1, "tabular": 1, "spacy": 1, "presidio": 1, "age": 1, "place": 0.5, "coref": 0}
+_SOURCE_PRIORITY = {"secret": 5, "structured": 4, "address": 4, "regex": 3, "names": 2.6, "learned": 2.5, "tab_ner": 2,
+                    "federated": 2, "org": 1, "tabular": 1, "spacy": 1, "presidio": 1, "age": 1, "place": 0.5,
+                    "coref": 0}
 _PROPAGATE = {"PERSON", "ORG", "LOC", "CODE"}
 _ACRONYM = re.compile(r"\s*\((?:the\s+)?[“\"]?([A-Z]{2,8})[”\"]?\)")
 _TITLES = {"mr", "mrs", "ms", "dr", "judge", "mr.", "mrs.", "ms.", "dr."}
@@ -90,11 +91,12 @@ def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3) -> Li
 
 
 class Detector:
-    """A configured detection pipeline: recognizers -> merge -> co-reference propagation -> optional
-    public-party filter.  Recognizers with an ``analyze_many`` method are run in batches."""
+    """A configured detection pipeline: recognizers -> optional per-candidate decision (learned weights) ->
+    merge -> co-reference propagation -> optional public-party filter.  Recognizers with an ``analyze_many`` method are run in batches."""
 
     def __init__(self, recognizers: Optional[Sequence[object]] = None, propagate: bool = True,
-                 cache_size: int = 0, drop_public_parties: bool = False, name: str = "") -> None:
+                 cache_size: int = 0, drop_public_parties: bool = False, name: str = "",
+                 decider: Optional[object] = None) -> None:
         if recognizers is None:
             from .presets import build_detector
 
@@ -102,6 +104,8 @@ class Detector:
         self.recognizers = list(recognizers)
         self.propagate = propagate
         self.name = name
+        # Decides per candidate (overlapping spans of all recognizers) what to keep, before propagation.
+        self.decider = decider
         # Applied last, so a State name propagated from elsewhere cannot re-mask its party mention.
         self.drop_public_parties = drop_public_parties
         self.cache_size = cache_size  # 0: no cache (benchmarks measure real detection time)
@@ -136,6 +140,15 @@ class Detector:
 
         ``timings``, when given, accumulates the seconds spent per recognizer (and in merging)."""
         texts = list(texts)
+        found = self.candidates_many(texts, timings)
+        t0 = time.perf_counter()
+        out = [self._finish(text, spans) for text, spans in zip(texts, found)]
+        if timings is not None:
+            timings["merge+coref"] = timings.get("merge+coref", 0.0) + time.perf_counter() - t0
+        return out
+
+    def candidates_many(self, texts: Sequence[str], timings: Optional[Dict[str, float]] = None) -> List[List[Span]]:
+        """Every recognizer's own spans of each text, before any decision, merge or propagation."""
         found: List[List[Span]] = [[] for _ in texts]
         for rec in self.recognizers:
             t0 = time.perf_counter()
@@ -152,15 +165,13 @@ class Detector:
             if timings is not None:
                 key = getattr(rec, "name", type(rec).__name__)
                 timings[key] = timings.get(key, 0.0) + time.perf_counter() - t0
-        t0 = time.perf_counter()
-        out = [self._finish(text, spans) for text, spans in zip(texts, found)]
-        if timings is not None:
-            timings["merge+coref"] = timings.get("merge+coref", 0.0) + time.perf_counter() - t0
-        return out
+        return found
 
     def _finish(self, text: str, spans: List[Span]) -> List[Span]:
         # Propagation reads the recognizers' own spans, not only their merged union: when "Gitte and Sarina"
         # is one span, "Gitte" alone elsewhere is still a mention.  It merges what it returns.
+        if self.decider is not None:
+            spans = self.decider.keep(text, spans)  # type: ignore[attr-defined]
         spans = propagate_mentions(text, spans) if self.propagate else merge_spans(spans)
         return drop_public_parties(text, spans) if self.drop_public_parties else spans
 

@@ -1,8 +1,14 @@
 """Named detector presets: one registry, one builder per name.
 
 =============  =====================================================================================
-default        user prompts and court text: structured validators, TAB regexes, addresses, organisations,
-               ages/places, place gazetteer, table columns, multilingual names, the TAB NER; co-reference propagation
+default        recall first: rule recognizers (validators, TAB regexes, addresses, organisations, ages/places,
+               place and name lists, table columns), word-shape candidates, spaCy's NER, the learned NER and the
+               TAB NER; each candidate (overlapping spans) kept by the learned decider's low threshold;
+               co-reference propagation
+precision      the same candidates, kept only at the decider's 0.5 threshold (fewer false positives, lower recall)
+fast           the rule recognizers alone, no model (high throughput)
+rules+tab_ner  the previous default (rule recognizers + the TAB NER, no learned model, no decider)
+learned        the learned NER alone (comparison)
 default+llm    default, then the local edge LLM lists what is left (opt-in: one generation per text)
 legal          the TAB-tuned pipeline of earlier releases (TAB regexes + spaCy + TAB NER)
 high_recall    legal + the second TAB NER built on en_core_web_sm (setup.sh trains it)
@@ -17,7 +23,7 @@ presidio       plain Microsoft Presidio (baseline, no propagation)
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 from ..errors import ModelFileError
 from ..spans import Span
@@ -38,20 +44,82 @@ def _user_prompt_recognizers() -> List[object]:
             TabularRecognizer(), NameRecognizer()]
 
 
-def _default() -> Detector:
+def _tab_ner_model() -> str:
     import warnings
 
-    from .tab_ner_recognizer import MODEL_DIR, TabNerRecognizer, transfer_model_dir
+    from .tab_ner_recognizer import MODEL_DIR, transfer_model_dir
 
     model = transfer_model_dir()
     if not (model / "meta.json").is_file():
         # setup.sh trains it when TAB data is present; without it the committed (weaker) TAB NER stands in.
         warnings.warn(f"{model}: TAB NER on en_core_web_sm missing (run scripts/train_tab_ner.py --init sm); "
-                      f"the default detector uses the committed TAB NER instead, with lower recall on court text",
-                      RuntimeWarning, stacklevel=2)
+                      f"the committed TAB NER stands in, with lower recall on court text",
+                      RuntimeWarning, stacklevel=3)
         model = MODEL_DIR
+    return str(model)
+
+
+def _rules_tab_ner() -> Detector:
+    from .tab_ner_recognizer import TabNerRecognizer
+
     # The model reads only sentences with an informative capitalised word (see TabNerRecognizer).
-    return Detector(_user_prompt_recognizers() + [TabNerRecognizer(str(model), skip_plain=True)], name="default")
+    return Detector(_user_prompt_recognizers() + [TabNerRecognizer(_tab_ner_model(), skip_plain=True)],
+                    name="rules+tab_ner")
+
+
+def candidate_detector(learned_path: Optional[str] = None, learned: bool = True) -> Detector:
+    """Every recognizer of the default preset, without a decision: the rule recognizers, spaCy's NER, the
+    learned model (``learned_path``, default the committed one; raises ModelFileError if it is missing) and
+    the TAB NER on en_core_web_sm.  Used by the presets below and by ``scripts/train_decider.py``."""
+    from .gating import SentenceGate
+    from .learned import LearnedNerRecognizer
+    from .shapes import ShapeRecognizer
+    from .spacy_recognizer import SpacyRecognizer
+    from .tab_ner_recognizer import TabNerRecognizer
+
+    # The models read short texts whole and long ones by informative sentence (see gating.py); each reads
+    # what the recognizers before it found, so it skips sentences whose capitalised words are covered.
+    # spaCy without laws and without the public institutions (courts, governments, ministries) that court
+    # texts are full of and TAB marks NO_MASK.
+    models: List[object] = [SentenceGate(SpacyRecognizer(drop_public_institutions=True))]
+    if learned:
+        rec = LearnedNerRecognizer(learned_path)
+        rec.check()  # fail now, with the command that builds it, rather than silently lose recall
+        models.append(SentenceGate(rec))
+    models.append(SentenceGate(TabNerRecognizer(_tab_ner_model())))
+    return Detector(_user_prompt_recognizers() + [ShapeRecognizer()] + models, name="candidates")
+
+
+def _decided(preset: str, learned_path: Optional[str]) -> Detector:
+    from pathlib import Path
+
+    from .decider import SpanDecider
+    from .learned import MODEL_DIR
+
+    det = candidate_detector(learned_path)
+    det.decider = SpanDecider(preset, path=str(Path(learned_path or MODEL_DIR) / "decider.json"))
+    det.name = preset
+    return det
+
+
+def _default(learned_path: Optional[str] = None) -> Detector:
+    return _decided("default", learned_path)
+
+
+def _precision(learned_path: Optional[str] = None) -> Detector:
+    return _decided("precision", learned_path)
+
+
+def _learned(learned_path: Optional[str] = None) -> Detector:
+    from .learned import LearnedNerRecognizer
+
+    rec = LearnedNerRecognizer(learned_path)
+    rec.check()
+    return Detector([rec], name="learned")
+
+
+def _fast() -> Detector:
+    return Detector(_user_prompt_recognizers(), name="fast")
 
 
 def _legal() -> Detector:
@@ -113,8 +181,12 @@ def _default_llm() -> Detector:
     return build()
 
 
-PRESETS: Dict[str, Tuple[str, Callable[[], Detector]]] = {
-    "default": ("user prompts and court text", _default),
+PRESETS: Dict[str, Tuple[str, Callable[..., Detector]]] = {
+    "default": ("recall first: every recognizer + the learned model, kept per span by learned weights", _default),
+    "precision": ("the default's recognizers, kept only when the learned weights say likely private", _precision),
+    "fast": ("rule recognizers, validators and name/place lists only (no model; high throughput)", _fast),
+    "rules+tab_ner": ("the previous default: rule recognizers + the TAB NER", _rules_tab_ner),
+    "learned": ("the learned NER alone (comparison)", _learned),
     "default+llm": ("default + the edge LLM's second opinion (opt-in, seconds per text)", _default_llm),
     "legal": ("TAB-tuned court text (the earlier default)", _legal),
     "high_recall": ("legal + a second TAB NER", _high_recall),
@@ -129,10 +201,24 @@ PRESETS: Dict[str, Tuple[str, Callable[[], Detector]]] = {
 DETECTORS = tuple(PRESETS)
 
 
-def build_detector(name: str = "default") -> Detector:
-    """A new detector for a preset name (see the module docstring)."""
+# Presets that read the learned model (cross-validated on the real prompts; see scripts/eval_user_prompts.py).
+LEARNED_PRESETS = frozenset(("default", "precision", "learned"))
+
+
+def uses_learned(name: str) -> bool:
+    """Whether a preset uses the learned recognizer (and accepts ``learned_path``)."""
+    return name in LEARNED_PRESETS
+
+
+def build_detector(name: str = "default", learned_path: Optional[str] = None) -> Detector:
+    """A new detector for a preset name (see the module docstring).  ``learned_path``: another learned model
+    (a cross-validation fold's) for presets that use one."""
     if name not in PRESETS:
         raise ValueError(f"unknown detector {name!r}; known: {DETECTORS}")
+    if learned_path is not None:
+        if not uses_learned(name):
+            raise ValueError(f"detector {name!r} does not use the learned model (learned_path given)")
+        return PRESETS[name][1](learned_path)  # type: ignore[call-arg]
     return PRESETS[name][1]()
 
 

@@ -72,6 +72,30 @@ def _inside(covered: List[Tuple[int, int]], start: int, end: int) -> bool:
     return any(a <= start and end <= b for a, b in covered[max(0, j - 3):j + 1])
 
 
+def informative_sentences(text: str, found: Sequence[Span] = ()) -> List[Tuple[int, str]]:
+    """(offset, sentence) of the sentences of ``text`` worth a model's time: those with a capitalised word that is
+    not a stop word or court vocabulary, not an ordinary sentence-initial word, and not inside a span of
+    ``found`` (what cheaper recognizers already have), or with a non-ASCII letter."""
+    covered = sorted((sp.start, sp.end) for sp in found)
+    boring = _uninformative()
+    # A sentence-initial word that the same text also uses in lower case ("Subsequently", "Relying")
+    # is an ordinary word there, not a name.
+    lower_words = set(_LOWER_WORD.findall(text))
+    out: List[Tuple[int, str]] = []
+    for m in _SENTENCE.finditer(text):
+        sent, off = m.group(), m.start()
+        head = len(sent) - len(sent.lstrip()) + 1  # where the first word starts in " " + sent
+        for w in _CAPITALISED.finditer(" " + sent):
+            at = off + w.start() - 1
+            word = w.group()
+            if word.lower() in boring or (w.start() == head and word.lower() in lower_words):
+                continue
+            if not _inside(covered, at, at + len(word)):
+                out.append((off, sent))
+                break
+    return out
+
+
 class TabNerRecognizer:
     """What TAB annotators mask in court text (PERSON, ORG, LOC, DATETIME, DEM, QUANTITY, CODE, MISC),
     learned from TAB's training split.
@@ -96,24 +120,8 @@ class TabNerRecognizer:
         if not self.skip_plain:
             return [[Span(e.start_char, e.end_char, e.label_, 0.85, f"tab_ner:{e.label_}") for e in doc.ents]
                     for doc in nlp.pipe(texts, batch_size=32)]
-        pieces: List[Tuple[int, int, str]] = []  # (text index, offset, sentence)
-        boring = _uninformative()
-        for i, text in enumerate(texts):
-            covered = sorted((sp.start, sp.end) for sp in found[i]) if found is not None else []
-            # A sentence-initial word that the same text also uses in lower case ("Subsequently", "Relying")
-            # is an ordinary word there, not a name.
-            lower_words = set(_LOWER_WORD.findall(text))
-            for m in _SENTENCE.finditer(text):
-                sent, off = m.group(), m.start()
-                head = len(sent) - len(sent.lstrip()) + 1  # where the first word starts in " " + sent
-                for w in _CAPITALISED.finditer(" " + sent):
-                    at = off + w.start() - 1
-                    word = w.group()
-                    if word.lower() in boring or (w.start() == head and word.lower() in lower_words):
-                        continue
-                    if not _inside(covered, at, at + len(word)):
-                        pieces.append((i, off, sent))
-                        break
+        pieces = [(i, off, sent) for i, text in enumerate(texts)
+                  for off, sent in informative_sentences(text, found[i] if found is not None else ())]
         out: List[List[Span]] = [[] for _ in texts]
         for (i, off, _), doc in zip(pieces, nlp.pipe((p[2] for p in pieces), batch_size=64)):
             out[i].extend(Span(off + e.start_char, off + e.end_char, e.label_, 0.85, f"tab_ner:{e.label_}")

@@ -1,0 +1,84 @@
+"""The learned recognizer: a spaCy NER trained on a broad mixture (TAB train, the real development prompts,
+the generated prompts, each also in lower case) by ``scripts/train_learned_ner.py``.
+
+Its weights are ours (trained from a blank pipeline with a fixed seed) and committed under ``model/``.
+Inference needs only spaCy (a core dependency), never torch.  Per-fold models for cross-validation live in
+the cache directory (see :func:`fold_model_dir`).
+"""
+from __future__ import annotations
+
+import threading
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, List, Optional, Sequence
+
+from ...errors import ModelFileError
+from ...spans import Span
+
+MODEL_DIR = Path(__file__).with_name("model")
+_lock = threading.Lock()
+# A text longer than this is read in pieces (court judgments): spaCy's cost grows with the document.
+_PIECE = 5000
+
+
+def fold_model_dir(fold: int) -> Path:
+    """Where ``scripts/train_learned_ner.py --fold K`` saves the model trained without fold K."""
+    from ...models.catalog import cache_dir
+
+    return cache_dir() / "learned_ner_folds" / f"fold{fold}"
+
+
+@lru_cache(maxsize=8)
+def load_learned(path: str) -> Any:
+    """Load a learned NER once per process; a clear error if it was not built."""
+    if not Path(path, "meta.json").is_file():
+        raise ModelFileError(f"{path}: the learned NER model is missing; build it with "
+                             f".venv/bin/python scripts/train_learned_ner.py (see docs/detection.md)")
+    import spacy
+
+    with _lock:
+        return spacy.load(path)
+
+
+def _pieces(text: str) -> List[tuple]:
+    """(offset, piece) cuts of a long text at line breaks, each at most about ``_PIECE`` characters."""
+    if len(text) <= _PIECE:
+        return [(0, text)]
+    out, start = [], 0
+    while start < len(text):
+        end = min(len(text), start + _PIECE)
+        if end < len(text):
+            cut = text.rfind("\n", start + _PIECE // 2, end)
+            if cut < 0:
+                cut = text.rfind(". ", start + _PIECE // 2, end)
+            end = cut + 1 if cut >= 0 else end
+        out.append((start, text[start:end]))
+        start = end
+    return out
+
+
+class LearnedNerRecognizer:
+    """Names, organisations, places, codes, dates and other private items as the learned model sees them,
+    in context and in any case.  ``source`` is ``learned:<TAB type>``."""
+
+    name = "learned"
+
+    def __init__(self, path: Optional[str] = None) -> None:
+        self.path = str(path or MODEL_DIR)
+
+    def check(self) -> None:
+        """Raise :class:`ModelFileError` now if the model is missing (presets call this when built)."""
+        load_learned(self.path)
+
+    def analyze(self, text: str) -> List[Span]:
+        return self.analyze_many([text])[0]
+
+    def analyze_many(self, texts: Sequence[str]) -> List[List[Span]]:
+        """Batched with ``nlp.pipe``; long texts are read in pieces."""
+        nlp = load_learned(self.path)
+        pieces = [(i, off, piece) for i, text in enumerate(texts) for off, piece in _pieces(text) if piece.strip()]
+        out: List[List[Span]] = [[] for _ in texts]
+        for (i, off, _), doc in zip(pieces, nlp.pipe((p[2] for p in pieces), batch_size=32)):
+            out[i].extend(Span(off + e.start_char, off + e.end_char, e.label_, 0.8, f"learned:{e.label_}")
+                          for e in doc.ents if e.text.strip())
+        return out
