@@ -555,15 +555,17 @@ def summarize(rows: Sequence[Dict[str, Any]], everything: Optional[float] = None
 
 
 def _reference_text(ref: Dict[str, Any], field_names: Sequence[str]) -> str:
-    """Per family and seed, the attack figures against the untrained initial model."""
+    """Per family and seed, the attack figures against the untrained initial model (``{family: {seed: {...}}}``;
+    an entry ``{seed: {...}}`` from before the model families is shown as it is)."""
     parts = []
-    for kind, per_seed in sorted(ref.items()):
-        if isinstance(per_seed, dict) and per_seed and all(isinstance(v, dict) for v in per_seed.values()):
-            if any(f in v for v in per_seed.values() for f in field_names):  # old format: {seed: {...}}
-                parts.append(f"seed {kind}: " + " / ".join(str(per_seed.get(f)) for f in field_names))
-                continue
-            parts.append(f"{kind}: " + ", ".join(f"seed {s}: " + " / ".join(str(v.get(f)) for f in field_names)
-                                                  for s, v in sorted(per_seed.items())))
+    for key, entry in sorted(ref.items()):
+        if not isinstance(entry, dict):
+            continue
+        if any(f in entry for f in field_names):
+            parts.append(f"seed {key}: " + " / ".join(str(entry.get(f)) for f in field_names))
+        else:
+            parts.append(f"{key}: " + ", ".join(f"seed {s}: " + " / ".join(str(v.get(f)) for f in field_names)
+                                                 for s, v in sorted(entry.items()) if isinstance(v, dict)))
     return "; ".join(parts)
 
 
@@ -785,7 +787,10 @@ def merge_results(dirs: Sequence[str], out_dir: str) -> List[Dict[str, Any]]:
             ref.update(m.get(name) or {})
         meta[name] = ref
     meta["parts"] = [{"dir": os.path.basename(os.path.normpath(d)), "wall_seconds": m["wall_seconds"],
-                      "complete": m.get("complete")} for d, m in zip(dirs, metas)]
+                      "cpu_seconds": m.get("cpu_seconds"), "complete": m.get("complete"),
+                      "models": sorted(m.get("models") or ["hashed_cnn"]),
+                      "methods": list((m.get("spec") or {}).get("methods") or []),
+                      "n_shadows": (m.get("spec") or {}).get("n_shadows")} for d, m in zip(dirs, metas)]
     os.makedirs(out_dir, exist_ok=True)
     dump_results(out_dir, rows, meta, {}, plots=True)
     return rows
