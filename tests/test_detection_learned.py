@@ -37,12 +37,18 @@ def _weights(tmp_path, coef, intercept=0.0, thresholds=None):
 
 def test_decider_keeps_by_learned_weight_and_always_keeps_validated_and_unknown_sources(tmp_path):
     text = "Ask Anna about the Report and call 0207 946 0958."
-    spans = [Span(4, 8, "PERSON", 0.6, "names:first"), Span(19, 25, "PERSON", 0.6, "names:first"),
-             Span(35, 48, "CODE", 0.9, "structured:phone"), Span(4, 8, "PERSON", 0.8, "learned:PERSON")]
-    path = _weights(tmp_path, {"fam=names": -3.0, "fam=learned": 6.0, "fam=structured": -9.0, "common_word": -2.0})
+    spans = [Span(4, 8, "ORG", 0.6, "spacy:ORG"), Span(19, 25, "MISC", 0.4, "shape:rare_capitalised"),
+             Span(35, 48, "CODE", 0.9, "structured:phone"), Span(4, 8, "ORG", 0.8, "learned:ORG")]
+    path = _weights(tmp_path, {"fam=shape": -3.0, "fam=learned": 6.0, "fam=spacy": 0.0, "fam=structured": -9.0,
+                               "fam=names": -9.0})
     kept = SpanDecider("default", path=path).keep(text, spans)
     surfaces = {text[s.start:s.end] for s in kept}
-    assert surfaces == {"Anna", "0207 946 0958"}   # "Report" alone (names only, low weight) is dropped
+    assert surfaces == {"Anna", "0207 946 0958"}   # "Report" alone (shape only, low weight) is dropped
+    # the default keeps what the egress guard's independent check would report (a name-list person) whatever
+    # the weight; the precision preset does not
+    names_only = [Span(19, 25, "PERSON", 0.6, "names:first")]
+    assert SpanDecider("default", path=path).keep(text, names_only) == names_only
+    assert SpanDecider("precision", path=path).keep(text, names_only) == []
     # a recognizer the weights never saw is kept: fail toward masking
     other = [Span(19, 25, "PERSON", 0.6, "llm:PERSON")]
     assert SpanDecider("default", path=path).keep(text, other) == other

@@ -103,10 +103,16 @@ def load_weights(path: str = str(WEIGHTS)) -> DeciderWeights:
     return DeciderWeights(dict(raw["coef"]), float(raw["intercept"]), dict(raw["thresholds"]))
 
 
+def _guard_would_flag(span: Span) -> bool:
+    """Whether the egress guard's independent check (rule 4: name lists, learned PERSON) reports this span."""
+    return span.source.startswith("names:") or span.source == "learned:PERSON"
+
+
 class SpanDecider:
     """Keeps the candidates whose probability of being private reaches the preset's threshold.  Secrets,
     validated structured identifiers (checksums, phone-number metadata), spans of recognizers the weights were
-    not fitted on, and (default preset) candidates two or more recognizer families agree on are always kept."""
+    not fitted on, and (default preset) candidates two or more recognizer families agree on or that the egress
+    guard's independent check would report (names, learned PERSON) are always kept."""
 
     def __init__(self, preset: str = "default", path: str = str(WEIGHTS), threshold: float = -1.0,
                  min_agreeing: int = 0) -> None:
@@ -114,6 +120,7 @@ class SpanDecider:
         # candidates found by at least this many recognizer families are always kept (0: the preset's rule:
         # 2 for the recall-first default, never for the precision preset)
         self.min_agreeing = min_agreeing or (2 if preset == "default" else 10 ** 6)
+        self.keep_guard_spans = preset == "default"
         if threshold < 0 and preset not in self.weights.thresholds:
             raise ModelFileError(f"{path}: no threshold for preset {preset!r}; known: {sorted(self.weights.thresholds)}")
         self.threshold = threshold if threshold >= 0 else self.weights.thresholds[preset]
@@ -126,7 +133,10 @@ class SpanDecider:
             # a recognizer the weights never saw (the LLM's opinion, a new plug-in) is trusted: fail toward masking
             # two or more recognizer families agreeing are kept whatever the weights say (recall first: the
             # weights were fitted on two label policies, PUPA's and TAB's, which disagree on dates and places)
+            # and (default preset) what the egress guard's independent check reads: a person the name lists or the
+            # learned model see is masked rather than left for the guard to block the whole request on
             if len({family(s.source) for s in group}) >= self.min_agreeing \
+                    or (self.keep_guard_spans and any(_guard_would_flag(s) for s in group)) \
                     or any(is_secret(s) or s.source.startswith("structured:") or family(s.source) not in known
                            for s in group) \
                     or self.weights.probability(features(text, group)) >= self.threshold:

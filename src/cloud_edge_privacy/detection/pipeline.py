@@ -13,9 +13,9 @@ from .public_parties import drop_public_parties
 from .structured import SECRET_PREFIX
 
 # When merged spans disagree on category, the more specific source wins.
-_SOURCE_PRIORITY = {"secret": 5, "structured": 4, "address": 4, "regex": 3, "names": 2.6, "learned": 2.5, "tab_ner": 2,
-                    "federated": 2, "org": 1, "tabular": 1, "spacy": 1, "presidio": 1, "age": 1, "place": 0.5,
-                    "coref": 0}
+_SOURCE_PRIORITY = {"secret": 5, "structured": 4, "address": 4, "regex": 3, "names": 2.6, "tab_ner": 2, "federated": 2,
+                    "org": 1.8, "learned": 1.5, "tabular": 1, "spacy": 1, "presidio": 1, "age": 1, "place": 0.5,
+                    "shape": 0.2, "coref": 0}
 _PROPAGATE = {"PERSON", "ORG", "LOC", "CODE"}
 _ACRONYM = re.compile(r"\s*\((?:the\s+)?[“\"]?([A-Z]{2,8})[”\"]?\)")
 _TITLES = {"mr", "mrs", "ms", "dr", "judge", "mr.", "mrs.", "ms.", "dr."}
