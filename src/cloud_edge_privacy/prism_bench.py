@@ -424,13 +424,13 @@ def render_markdown(s: Dict[str, Any]) -> str:
              "unprotected prompt (failed = 0); quality (b) = judge score 1-10 (failed = 0) with two judge prompts; "
              "leaks = gold DIRECT identifiers found verbatim in the recorded cloud traffic.", "",
              f"Judge: {s.get('judge') or 'not run'}. Energy: {'; '.join(s['energy_methods']) or 'n/a'}.", "",
-             "| method | completion time (s) | edge energy (J) | quality (a) sim. to cloud-only | quality (b) judge A | "
-             "judge B | leaks (prompts) | edge / collab. / cloud | n ok / n |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| method | completion time (s) | edge energy (J) | edge CPU (s) | quality (a) sim. to cloud-only | "
+             "quality (b) judge A | judge B | leaks (prompts) | edge / collab. / cloud | n ok / n |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for c in s["cases"]:
         x = st[c]
         r = x["routes"]
-        lines.append(f"| {c} | {_fmt(x['completion_time_s'])} | {_fmt(x['edge_energy_j'], 1)} | "
+        lines.append(f"| {c} | {_fmt(x['completion_time_s'])} | {_fmt(x['edge_energy_j'], 1)} | {_fmt(x['cpu_s'])} | "
                      f"{_fmt(x['similarity_to_cloud_only'], 3)} | {_fmt(x['judge_a'])} | {_fmt(x['judge_b'])} | "
                      f"{x['leak_direct']} ({x['prompts_with_leak']}) | {r.get('edge', 0):.2f} / "
                      f"{r.get('collaborative', 0):.2f} / {r.get('cloud', 0):.2f} | {x['n_completed']} / {x['n']} |")
