@@ -27,12 +27,14 @@ def main() -> None:
     ap.add_argument("--lam", type=float, default=0.1, help="entropy weight λ of eq. 5 (paper's sign: +λH)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(WEIGHTS_FILE))
+    ap.add_argument("--detector", default="default", help="detector preset the gate's features come from (use the "
+                    "same preset as the router that loads the gate)")
     args = ap.parse_args()
     rows = [json.loads(l) for l in open(args.data, encoding="utf-8") if l.strip()]
     bad = [r.get("id") for r in rows if r.get("route") not in ROUTES or not r.get("prompt")]
     if bad:
         raise SystemExit(f"{args.data}: rows without a prompt or with a route outside {ROUTES}: {bad[:5]}")
-    det = build_detector("default")
+    det = build_detector(args.detector)
     t0 = time.perf_counter()
     X = np.stack([gate_features(r["prompt"], det.analyze(r["prompt"])) for r in rows])
     y = [r["route"] for r in rows]
@@ -44,6 +46,7 @@ def main() -> None:
     train_acc = float(np.mean([gate.route(x)[0] == t for x, t in zip(X, y)]))
     accs = cross_validate(X, y, folds=5, seed=args.seed, lam=args.lam)
     gate.save(Path(args.out), meta={"trained_on": Path(args.data).name, "n": len(rows), "seed": args.seed,
+                                     "detector": args.detector,
                                      "cv5_accuracy": round(float(np.mean(accs)), 4),
                                      "train_accuracy": round(train_acc, 4)})
     print(f"saved {args.out} (lambda {args.lam}; training accuracy {train_acc:.3f})")
