@@ -300,8 +300,8 @@ def test_metric_dp_noise_norm_follows_gamma():
 def test_metric_dp_words_same_mechanism_for_every_word_and_metric_charges():
     text = "She worked as a nurse for Zbigniewski in the hospital."
     spans = [Span(16, 21, "MISC"), Span(26, 37, "PERSON")]
-    hi = get_operator("metric_dp_words", epsilon=5000.0)(text, spans, Randomness.benchmark(0), "d")
-    lo = get_operator("metric_dp_words", epsilon=1.0)(text, spans, Randomness.benchmark(0), "d")
+    hi = get_operator("selective_ldp", epsilon=5000.0)(text, spans, Randomness.benchmark(0), "d")
+    lo = get_operator("selective_ldp", epsilon=1.0)(text, spans, Randomness.benchmark(0), "d")
     assert "nurse" in hi.text and "Zbigniewski" not in hi.text      # the OOV name goes through [UNK], not verbatim
     assert all(c.privacy_map.kind == METRIC for c in hi.charges) and len(hi.charges) == 2
     assert hi.epsilon_by_kind() == {METRIC: 10000.0}
@@ -312,7 +312,7 @@ def test_uniform_ldp_touches_every_word_selective_only_entities():
     text = "Anna Berg has a fever and a cough."
     rand = Randomness.benchmark(0)
     uni = get_operator("uniform_ldp", epsilon=1.0)(text, [Span(0, 9, "PERSON")], rand, "d")
-    sel = get_operator("metric_dp_words", epsilon=1.0)(text, [Span(0, 9, "PERSON")], rand, "d")
+    sel = get_operator("selective_ldp", epsilon=1.0)(text, [Span(0, 9, "PERSON")], rand, "d")
     assert sel.text.endswith("has a fever and a cough.") and "Anna" not in sel.text
     assert len(uni.replacements) == 8 and uni.text != text
     assert uni.epsilon_by_kind()[METRIC] == 7.0 and sel.epsilon_by_kind()[METRIC] == 2.0   # distinct words
@@ -347,3 +347,16 @@ def test_informed_adversary_against_prism_ldp_birth_year():
     op4 = get_operator("prism_ldp", epsilon=4.0)
     kept = [s for s in range(100) if "1958" in _one(op4, text, "1958", "DATETIME", Randomness.benchmark(s)).text]
     assert kept and all(_prism_attack(text, 4.0, s) == [1958] for s in kept)
+
+
+def test_metric_dp_words_never_sends_a_name_or_code_but_noises_other_spans():
+    """Names and codes get placeholders (by category): a d_χ release of one word can be the word itself."""
+    text = "jones wrote to john.smith@example.com about the fever in Leeds."
+    spans = [Span(0, 5, "PERSON"), Span(15, 37, "CODE"), Span(56, 61, "LOC")]
+    for seed in range(20):
+        out = get_operator("metric_dp_words", epsilon=1000.0)(text, spans, Randomness.benchmark(seed), "d")
+        assert out.text.startswith("[PERSON_1] wrote to [CODE_1] about")
+        assert "jones" not in out.text.lower() and "smith" not in out.text.lower()
+        assert len(out.charges) == 1                     # only the place's one word spent budget
+    sel = get_operator("selective_ldp", epsilon=1000.0)(text, spans, Randomness.benchmark(0), "d")
+    assert "[PERSON" not in sel.text and len(sel.charges) > 1   # the PRISM baseline noises every detected word

@@ -55,7 +55,7 @@ def test_uniform_ldp_touches_every_word_selective_only_entities():
 
     rand = Randomness.benchmark(0)
     uni = get_operator("uniform_ldp", epsilon=1.0)(text, [Span(0, 9, "PERSON")], rand)
-    sel = get_operator("metric_dp_words", epsilon=1.0)(text, [Span(0, 9, "PERSON")], rand)
+    sel = get_operator("selective_ldp", epsilon=1.0)(text, [Span(0, 9, "PERSON")], rand)
     assert sel.text.endswith("has a fever and a cough.")
     assert len(uni.replacements) == 8 and uni.text != text and uni.epsilon_by_kind()['metric'] > sel.epsilon_by_kind()['metric']
 

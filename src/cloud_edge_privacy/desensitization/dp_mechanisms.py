@@ -541,13 +541,24 @@ class MetricWordsParams(_Budgeted):
     epsilon: float = 10.0
 
 
+# Direct identifiers (names, codes: e-mails, phones, account and ID numbers) get placeholders under
+# metric_dp_words.  d_χ-privacy on one word releases the word itself with a probability that grows with its
+# distance from other words, so a name or an e-mail part would sometimes leave in clear (seen in the leak check:
+# "jones", "JOHN"); the guard cannot block such a release without conditioning the mechanism.
+PLACEHOLDER_CATEGORIES = frozenset({"PERSON", "CODE"})
+
+
 @register_operator("metric_dp_words", params=MetricWordsParams, budgeted=True)
 class MetricDPWords:
-    """Replace each word of a detected span by the vocabulary word nearest to its noised embedding."""
+    """Replace each word of a detected span by the vocabulary word nearest to its noised embedding.
+
+    Spans of a direct-identifier category (``PLACEHOLDER_CATEGORIES``) get a numbered placeholder instead and
+    spend no budget; the choice depends on the span's category only, which is public."""
 
     name = "metric_dp_words"
     # A randomized mechanism may release the true value by chance; the egress guard must not block on that.
     randomized_release = True
+    placeholder_categories = PLACEHOLDER_CATEGORIES
 
     def __init__(self, **params: Any) -> None:
         self.params = MetricWordsParams(**params)
@@ -568,6 +579,8 @@ class MetricDPWords:
         words: List[str] = []
         seen = set()
         for span in sorted(spans):
+            if span.category in self.placeholder_categories:
+                continue
             for tok in re.findall(r"\w+", text[span.start:span.end]):
                 if tok.lower() not in seen:
                     seen.add(tok.lower())
@@ -575,7 +588,15 @@ class MetricDPWords:
         released = self._release(words, rand, scope)
         pmap = metric_word_map(self.epsilon, self.emb.source)
 
+        placeholders: Dict[Tuple[str, str], str] = {}
+
         def replace(span: Span, surface: str) -> str:
+            if span.category in self.placeholder_categories:   # chosen by the public category, not the value
+                key = (span.category, " ".join(surface.split()).lower())
+                if key not in placeholders:
+                    n = sum(1 for c, _ in placeholders if c == span.category) + 1
+                    placeholders[key] = f"[{span.category}_{n}]"
+                return placeholders[key]
             out = []
             for tok in re.findall(r"\w+|\W+", surface):
                 if not tok[0].isalnum() and tok[0] != "_":
@@ -590,6 +611,21 @@ class MetricDPWords:
         return res
 
 
+@register_operator("selective_ldp", params=MetricWordsParams, budgeted=True)
+class SelectiveMetricDP(MetricDPWords):
+    """PRISM's "Selective LDP" baseline as the paper defines it: metric-DP replacement of the words of every
+    detected span, names and codes included (so a name can leave in clear by chance; see metric_dp_words)."""
+
+    name = "selective_ldp"
+    randomized_release = True
+    placeholder_categories: frozenset = frozenset()
+
+    def __call__(self, text: str, spans: Sequence[Span], rand: Randomness, scope: str = "") -> Desensitized:
+        res = super().__call__(text, spans, rand, scope)
+        res.method = self.name
+        return res
+
+
 @register_operator("uniform_ldp", params=MetricWordsParams, budgeted=True)
 class UniformMetricDP(MetricDPWords):
     """PRISM's "Uniform LDP" baseline: metric-DP replacement of *every* word, detected or not."""
@@ -597,6 +633,7 @@ class UniformMetricDP(MetricDPWords):
     name = "uniform_ldp"
     # A randomized mechanism may release the true value by chance; the egress guard must not block on that.
     randomized_release = True
+    placeholder_categories: frozenset = frozenset()
 
     def __call__(self, text: str, spans: Sequence[Span], rand: Randomness, scope: str = "") -> Desensitized:
         every_word = [Span(m.start(), m.end(), "WORD", 1.0, "uniform") for m in re.finditer(r"\w+", text)]
