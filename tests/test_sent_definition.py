@@ -67,11 +67,11 @@ def test_anonymize_applies_the_pipelines_guard_rule_for_randomized_releases(samp
     det = build_detector("fast")
     doc = sample_docs[0]
     params = {"epsilon": 1000.0}  # a release equals the truth almost always
-    prot = PrivacyGateway("metric_dp_words", Randomness.benchmark(3), det, method_params=params).protect(
+    prot = PrivacyGateway("selective_ldp", Randomness.benchmark(3), det, method_params=params).protect(
         doc.text, scope=doc.doc_id)
     old_rule = check_egress(prot, build_detector("structured"))
     assert any(f.rule == "identifier_kept_in_replacement" for f in old_rule)  # what anonymize used to block on
-    out = anonymize_documents([doc], "metric_dp_words", Randomness.benchmark(3), detector=det, progress=False,
+    out = anonymize_documents([doc], "selective_ldp", Randomness.benchmark(3), detector=det, progress=False,
                               params=params)
     now = check_egress(prot, build_detector("structured"), randomized_release=True)
     assert not any(f.rule == "identifier_kept_in_replacement" for f in now)

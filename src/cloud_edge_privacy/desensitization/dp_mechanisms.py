@@ -506,11 +506,15 @@ class WordEmbeddings:
     @functools.lru_cache(maxsize=1)
     def load() -> "WordEmbeddings":
         """Load once per process (public model data; the arrays are made read-only)."""
-        from safetensors.numpy import load_file
-
+        from ..errors import ModelFileError
         from ..models.embeddings import minilm_dir
 
-        d = minilm_dir()
+        d = minilm_dir()   # names the [bench] extra when the model package is missing
+        try:
+            from safetensors.numpy import load_file
+        except ImportError as exc:
+            raise ModelFileError("package safetensors is not installed: pip install 'cloud-edge-privacy[bench]' "
+                                 "(scripts/setup.sh installs everything)") from exc
         vocab = (d / "vocab.txt").read_text(encoding="utf-8").split("\n")
         tensors = load_file(str(d / "model.safetensors"))
         key = next(k for k in tensors if k.endswith("word_embeddings.weight"))
