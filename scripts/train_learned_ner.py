@@ -90,7 +90,7 @@ def generated_records() -> List[Record]:
 
 
 def _weak_type(unit: str, spacy_ents: Sequence[Tuple[int, int, str]], start: int, end: int) -> str:
-    from cloud_edge_privacy.detection.names import known_names
+    from cloud_edge_privacy.lexicon import known_names
 
     for s, e, label in spacy_ents:
         if s < end and start < e and label in _SPACY_TYPE and label != "CARDINAL":

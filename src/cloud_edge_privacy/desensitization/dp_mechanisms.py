@@ -493,7 +493,12 @@ class DPNumbers:
 @dataclass(frozen=True)
 class WordEmbeddings:
     """Static word vectors: the input embedding table of all-MiniLM-L6-v2, restricted to whole alphabetic
-    wordpieces of 3+ letters, plus the ``[UNK]`` vector for words without an embedding.  Read-only."""
+    wordpieces of 3+ letters, plus the ``[UNK]`` vector for words without an embedding.  Read-only.
+
+    A release is drawn from the *output* words only: the table without personal names (any Faker locale's first
+    or last names that are not function words), so a replacement never invents a person and a name seen in what was
+    sent is never a coincidental release of another word.  The restriction is fixed before any data is seen and
+    the nearest output word is a function of the noised vector alone, so the d_χ guarantee is unchanged."""
 
     words: Tuple[str, ...]
     index: Dict[str, int]
@@ -501,6 +506,7 @@ class WordEmbeddings:
     sq_norms: np.ndarray
     unk: np.ndarray
     source: str
+    output_rows: np.ndarray
 
     @staticmethod
     @functools.lru_cache(maxsize=1)
@@ -526,8 +532,14 @@ class WordEmbeddings:
         for arr in (vectors, unk, sq):
             arr.setflags(write=False)
         words = tuple(vocab[i] for i in keep)
+        from ..lexicon import function_words, known_names
+
+        names = known_names() - function_words()
+        output_rows = np.array([i for i, w in enumerate(words) if w not in names], dtype=np.int64)
+        output_rows.setflags(write=False)
         return WordEmbeddings(words, {w: i for i, w in enumerate(words)}, vectors, sq, unk,
-                              f"all-MiniLM-L6-v2 input embeddings ({len(words)} words, dim {table.shape[1]})")
+                              f"all-MiniLM-L6-v2 input embeddings ({len(words)} words, dim {table.shape[1]}; "
+                              f"{len(output_rows)} non-name words released)", output_rows)
 
     def vector(self, word: str) -> np.ndarray:
         i = self.index.get(word.lower())
@@ -576,7 +588,8 @@ class MetricDPWords:
         dim = self.emb.vectors.shape[1]
         noisy = np.stack([self.emb.vector(w) + metric_dp_noise(dim, self.epsilon, rand.noise_rng(self.name, scope, k))
                           for k, w in enumerate(words)])
-        nearest = np.argmin(self.emb.sq_norms[:, None] - 2.0 * (self.emb.vectors @ noisy.T), axis=0)
+        rows = self.emb.output_rows
+        nearest = rows[np.argmin(self.emb.sq_norms[rows, None] - 2.0 * (self.emb.vectors[rows] @ noisy.T), axis=0)]
         return {w: self.emb.words[int(j)] for w, j in zip(words, nearest)}
 
     def __call__(self, text: str, spans: Sequence[Span], rand: Randomness, scope: str = "") -> Desensitized:

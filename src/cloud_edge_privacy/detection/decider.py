@@ -53,7 +53,7 @@ def group_overlapping(spans: Sequence[Span]) -> List[List[Span]]:
 
 def features(text: str, group: Sequence[Span]) -> Dict[str, float]:
     """Named features of one candidate (a group of overlapping spans)."""
-    from .names import english_zipf
+    from ..lexicon import english_zipf
 
     start, end = min(s.start for s in group), max(s.end for s in group)
     surface = text[start:end]

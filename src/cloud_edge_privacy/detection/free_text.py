@@ -192,7 +192,7 @@ class DateAndPlaceRecognizer:
     name = "date_place"
 
     def analyze(self, text: str) -> List[Span]:
-        from .names import english_stop_words
+        from ..lexicon import english_stop_words
 
         out = [Span(m.start(), m.end(), "DATETIME", 0.7, "place:date") for m in _EXTRA_DATE.finditer(text)]
         stop = english_stop_words()

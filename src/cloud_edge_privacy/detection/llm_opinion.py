@@ -71,7 +71,7 @@ class LLMOpinionRecognizer:
         return self.analyze_many([text])[0]
 
     def analyze_many(self, texts: Sequence[str], found: Optional[Sequence[Sequence[Span]]] = None) -> List[List[Span]]:
-        from .names import english_zipf, stop_words
+        from ..lexicon import english_zipf, stop_words
 
         if self._chat is None:
             self._chat = _local_chat()

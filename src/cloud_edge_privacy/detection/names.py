@@ -8,12 +8,12 @@ case: ``anna berg``, ``ANNA BERG``) are a name without a cue.
 """
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import re
 from functools import lru_cache
-from typing import FrozenSet, Iterable, List, Tuple
+from typing import FrozenSet, List, Tuple
 
+from ..lexicon import (is_cjk, english_and_common, english_stop_words, english_zipf, known_names, name_lists,
+                       stop_words)
 from ..spans import Span
 
 _LATIN_WORD = r"[^\W\d_][^\W\d_'’-]*(?:[-'’][^\W\d_]+)*"
@@ -40,86 +40,12 @@ _CJK_HONORIFIC = re.compile(r"([\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7a3]{1,4}(?:
                             r"(?=さん|様|さま|先生|くん|ちゃん|先生|女士|小姐|老师|经理|님|씨)")
 
 
-def _names_of(provider: type, kind: str) -> List[str]:
-    """Every list of ``kind`` names ("first" or "last") a Faker person provider defines, whatever it calls
-    them (``last_names``, ``male_last_names``, ``unisex_last_names``...)."""
-    out: List[str] = []
-    for attr in dir(provider):
-        low = attr.lower()
-        if attr.startswith("_") or "name" not in low or not (kind in low or (kind == "last" and "surname" in low)):
-            continue
-        v = getattr(provider, attr, None)
-        if isinstance(v, dict):
-            out.extend(k for k in v.keys() if isinstance(k, str))
-        elif isinstance(v, (list, tuple)):
-            out.extend(n for n in v if isinstance(n, str))
-    return out
-
-
-@lru_cache(maxsize=1)
-def name_lists() -> Tuple[FrozenSet[str], FrozenSet[str]]:
-    """(first names, last names), lowercased, from every Faker person provider; multi-word entries are split."""
-    import faker.providers.person as person
-
-    first, last = set(), set()
-    for mod in pkgutil.iter_modules(person.__path__):
-        provider = getattr(importlib.import_module(f"faker.providers.person.{mod.name}"), "Provider", None)
-        if provider is None:
-            continue
-        for kind, acc in (("first", first), ("last", last)):
-            for n in _names_of(provider, kind):
-                acc.update(t.lower() for t in n.split() if len(t) > 1 or _is_cjk(t))
-    return frozenset(first), frozenset(last)
-
-
-@lru_cache(maxsize=1)
-def stop_words() -> FrozenSet[str]:
-    """Stop words of the languages users write in most (spaCy's lists) plus common English words that are
-    also given names or surnames."""
-    words = set()
-    for lang in ("en", "de", "fr", "es", "it", "nl", "pt", "pl", "sv", "tr", "ru", "da", "nb", "fi", "cs", "ro"):
-        try:
-            words.update(importlib.import_module(f"spacy.lang.{lang}.stop_words").STOP_WORDS)
-        except ImportError:
-            continue
-    words.update(_COMMON)
-    return frozenset(w.lower() for w in words)
-
-
-_COMMON = {
-    "will", "may", "june", "april", "august", "mark", "bill", "rose", "grace", "hope", "joy", "faith", "summer",
-    "long", "young", "white", "black", "brown", "green", "gray", "grey", "king", "little", "price", "rich", "day",
-    "love", "hall", "bank", "banks", "park", "lane", "street", "road", "hill", "wood", "woods", "field", "fields",
-    "stone", "rock", "river", "lake", "page", "case", "law", "court", "state", "judge", "major", "miller", "cook",
-    "baker", "carter", "hunter", "taylor", "mason", "bell", "bond", "cash", "chase", "dean", "drew", "frank",
-    "guy", "hardy", "holly", "iris", "ivy", "jack", "lance", "lee", "lily", "max", "miles", "norm", "pat", "penny",
-    "ray", "rob", "sandy", "skip", "sunny", "ted", "van", "von", "de", "la", "le", "di", "da", "del", "dos", "das",
-    "new", "old", "best", "good", "great", "fine", "help", "list", "data", "code", "test", "user", "admin", "root",
-    "server", "error", "info", "debug", "email", "phone", "name", "post", "get", "put", "set", "key", "token",
-    "file", "home", "read", "write", "run", "son", "daughter", "wife", "office", "house", "city", "town", "port",
-    "bay", "north", "south", "east", "west", "center", "centre", "mary", "christmas", "easter", "monday", "friday",
-    "sunday", "march", "january", "february", "july", "september", "october", "november", "december", "english",
-    "french", "german", "spanish", "italian", "dutch", "polish", "russian", "chinese", "japanese", "python", "java",
-    "ruby", "rust", "go", "swift", "dart", "julia", "hello", "thanks", "dear", "regards", "cheers", "sir", "madam",
-    "doctor", "nurse", "teacher", "boss", "intern", "applicant", "government", "article", "section", "paragraph",
-    "application", "applicants", "convention", "commission", "union", "european", "human", "rights", "republic",
-    "kingdom", "federation", "ministry", "police", "prison", "hospital", "university", "school", "college", "church",
-    "general", "public", "national", "regional", "district", "supreme", "constitutional", "appeal", "appeals",
-    "summary", "invoice", "contract", "table", "restaurant", "hotel", "visa", "passport", "account", "card",
-    "android", "apple", "amazon", "google", "windows", "linux", "excel", "word", "teams", "zoom", "slack", "git",
-}
-
-
-def _is_cjk(s: str) -> bool:
-    return any("\u3040" <= c <= "\u30ff" or "\u4e00" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7a3" for c in s)
-
-
 @lru_cache(maxsize=1)
 def _cjk_full_names() -> "re.Pattern[str]":
     """Han/Kana/Hangul full names written as surname + given name (with or without a space)."""
     first, last = name_lists()
-    lasts = sorted((n for n in last if _is_cjk(n)), key=len, reverse=True)
-    firsts = sorted((n for n in first if _is_cjk(n) and len(n) >= 2), key=len, reverse=True)
+    lasts = sorted((n for n in last if is_cjk(n)), key=len, reverse=True)
+    firsts = sorted((n for n in first if is_cjk(n) and len(n) >= 2), key=len, reverse=True)
     return re.compile(f"(?:{'|'.join(map(re.escape, lasts))})\\s?(?:{'|'.join(map(re.escape, firsts))})")
 
 
@@ -168,7 +94,7 @@ class NameRecognizer:
             pair_only = not namey(tok, True) and bool(nxt_tok) and case(nxt_tok) == case(tok) and (
                 (tok.lower() in _PAIR_HEADS and namey(nxt_tok, False))
                 or (tok.lower() in last and tok.lower() not in stop and nxt_tok.lower() in first
-                    and nxt_tok.lower() not in stop and not _is_cjk(tok)))
+                    and nxt_tok.lower() not in stop and not is_cjk(tok)))
             if namey(tok, True) or pair_only:
                 j, names = i + 1, 1
                 while j < n and _adjacent(text, tokens[j - 1][1], tokens[j][0]):
@@ -182,7 +108,7 @@ class NameRecognizer:
                             j = k
                             continue
                     if not namey(t, False) or (case(t) != case(tok) and not t.lower() in _PARTICLES) \
-                            or _is_cjk(t) != _is_cjk(tok):
+                            or is_cjk(t) != is_cjk(tok):
                         break
                     names += 1
                     j += 1
@@ -240,7 +166,7 @@ class NameRecognizer:
         out += _foreign_script_names(text)
         for m in _CYR_GREEK_NAME.finditer(text):
             out.append(Span(m.start(), m.end(), "PERSON", 0.7, "names:cyrillic_greek"))
-        if _is_cjk(text):
+        if is_cjk(text):
             out.extend(_cjk_names(text, last))
         return out
 
@@ -297,14 +223,6 @@ def _foreign_script_names(text: str) -> List[Span]:
     if not letters or latin / len(letters) < 0.7:
         return []
     return [Span(m.start(), m.end(), "PERSON", 0.55, "names:foreign_script") for m in runs]
-
-
-@lru_cache(maxsize=16384)
-def english_zipf(word: str) -> float:
-    """How common a word is in English (wordfreq's Zipf scale: 0 unknown, 3 rare, 6 very common)."""
-    from wordfreq import zipf_frequency
-
-    return zipf_frequency(word, "en")
 
 
 def _lone_rare_name(text: str, tokens: List[Tuple[int, int, str]], i: int, first: FrozenSet[str],
@@ -379,27 +297,6 @@ def _first_names() -> FrozenSet[str]:
 # A Japanese or Chinese surname, a space and a one- or two-character given name, in text of another script.
 _HAN_SPACED = re.compile(r"(?<![\u4e00-\u9fff\u3040-\u30ff])([\u4e00-\u9fff]{1,2}) ([\u4e00-\u9fff]{1,2})"
                          r"(?![\u4e00-\u9fff\u3040-\u30ff])")
-
-
-@lru_cache(maxsize=1)
-def known_names() -> FrozenSet[str]:
-    """First and last names together."""
-    first, last = name_lists()
-    return first | last
-
-
-@lru_cache(maxsize=1)
-def english_and_common() -> FrozenSet[str]:
-    """English stop words and common words that are also names."""
-    return english_stop_words() | frozenset(_COMMON)
-
-
-@lru_cache(maxsize=1)
-def english_stop_words() -> FrozenSet[str]:
-    """spaCy's English stop words (function words), lowercased."""
-    from spacy.lang.en.stop_words import STOP_WORDS
-
-    return frozenset(w.lower() for w in STOP_WORDS)
 
 
 def _adjacent(text: str, end: int, start: int) -> bool:

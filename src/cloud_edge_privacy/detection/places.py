@@ -72,7 +72,7 @@ def _big_cities() -> FrozenSet[str]:
 def _ordinary_lower(name: str) -> bool:
     """A lower-case gazetteer name that is more likely an ordinary word ("in time", "a deal"): a stop word, or
     an English word of Zipf frequency >= 4.2 that is not a city of 500,000+ people ("london", "paris")."""
-    from .names import english_zipf, stop_words
+    from ..lexicon import english_zipf, stop_words
 
     return name in stop_words() or (english_zipf(name) >= 4.2 and name not in _big_cities())
 
@@ -80,7 +80,7 @@ def _ordinary_lower(name: str) -> bool:
 @lru_cache(maxsize=8192)
 def _common_word(word: str) -> bool:
     """Whether a one-word name is an ordinary word: an English word of Zipf frequency >= 3.5 or a stop word."""
-    from .names import english_zipf, stop_words
+    from ..lexicon import english_zipf, stop_words
 
     low = word.lower()
     return low in stop_words() or english_zipf(low) >= 3.5

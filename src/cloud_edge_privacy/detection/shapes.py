@@ -27,7 +27,7 @@ class ShapeRecognizer:
     name = "shape"
 
     def analyze(self, text: str) -> List[Span]:
-        from .names import english_zipf, stop_words
+        from ..lexicon import english_zipf, stop_words
 
         stop = stop_words()
         out: List[Span] = []

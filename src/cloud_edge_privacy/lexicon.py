@@ -1,0 +1,115 @@
+"""Public word lists shared by detection and desensitization: person names of every Faker locale, stop words,
+common words that are also names, and English word frequencies (wordfreq).  Read-only, loaded once."""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import lru_cache
+from typing import FrozenSet, List, Tuple
+
+
+def _names_of(provider: type, kind: str) -> List[str]:
+    """Every list of ``kind`` names ("first" or "last") a Faker person provider defines, whatever it calls
+    them (``last_names``, ``male_last_names``, ``unisex_last_names``...)."""
+    out: List[str] = []
+    for attr in dir(provider):
+        low = attr.lower()
+        if attr.startswith("_") or "name" not in low or not (kind in low or (kind == "last" and "surname" in low)):
+            continue
+        v = getattr(provider, attr, None)
+        if isinstance(v, dict):
+            out.extend(k for k in v.keys() if isinstance(k, str))
+        elif isinstance(v, (list, tuple)):
+            out.extend(n for n in v if isinstance(n, str))
+    return out
+
+
+@lru_cache(maxsize=1)
+def name_lists() -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """(first names, last names), lowercased, from every Faker person provider; multi-word entries are split."""
+    import faker.providers.person as person
+
+    first, last = set(), set()
+    for mod in pkgutil.iter_modules(person.__path__):
+        provider = getattr(importlib.import_module(f"faker.providers.person.{mod.name}"), "Provider", None)
+        if provider is None:
+            continue
+        for kind, acc in (("first", first), ("last", last)):
+            for n in _names_of(provider, kind):
+                acc.update(t.lower() for t in n.split() if len(t) > 1 or is_cjk(t))
+    return frozenset(first), frozenset(last)
+
+
+@lru_cache(maxsize=1)
+def function_words() -> FrozenSet[str]:
+    """Stop words (function words) of the languages users write in most, from spaCy's lists, lowercased."""
+    words = set()
+    for lang in ("en", "de", "fr", "es", "it", "nl", "pt", "pl", "sv", "tr", "ru", "da", "nb", "fi", "cs", "ro"):
+        try:
+            words.update(importlib.import_module(f"spacy.lang.{lang}.stop_words").STOP_WORDS)
+        except ImportError:
+            continue
+    return frozenset(w.lower() for w in words)
+
+
+@lru_cache(maxsize=1)
+def stop_words() -> FrozenSet[str]:
+    """Function words plus common English words that are also given names or surnames."""
+    return function_words() | frozenset(w.lower() for w in COMMON_NAME_WORDS)
+
+
+COMMON_NAME_WORDS = {
+    "will", "may", "june", "april", "august", "mark", "bill", "rose", "grace", "hope", "joy", "faith", "summer",
+    "long", "young", "white", "black", "brown", "green", "gray", "grey", "king", "little", "price", "rich", "day",
+    "love", "hall", "bank", "banks", "park", "lane", "street", "road", "hill", "wood", "woods", "field", "fields",
+    "stone", "rock", "river", "lake", "page", "case", "law", "court", "state", "judge", "major", "miller", "cook",
+    "baker", "carter", "hunter", "taylor", "mason", "bell", "bond", "cash", "chase", "dean", "drew", "frank",
+    "guy", "hardy", "holly", "iris", "ivy", "jack", "lance", "lee", "lily", "max", "miles", "norm", "pat", "penny",
+    "ray", "rob", "sandy", "skip", "sunny", "ted", "van", "von", "de", "la", "le", "di", "da", "del", "dos", "das",
+    "new", "old", "best", "good", "great", "fine", "help", "list", "data", "code", "test", "user", "admin", "root",
+    "server", "error", "info", "debug", "email", "phone", "name", "post", "get", "put", "set", "key", "token",
+    "file", "home", "read", "write", "run", "son", "daughter", "wife", "office", "house", "city", "town", "port",
+    "bay", "north", "south", "east", "west", "center", "centre", "mary", "christmas", "easter", "monday", "friday",
+    "sunday", "march", "january", "february", "july", "september", "october", "november", "december", "english",
+    "french", "german", "spanish", "italian", "dutch", "polish", "russian", "chinese", "japanese", "python", "java",
+    "ruby", "rust", "go", "swift", "dart", "julia", "hello", "thanks", "dear", "regards", "cheers", "sir", "madam",
+    "doctor", "nurse", "teacher", "boss", "intern", "applicant", "government", "article", "section", "paragraph",
+    "application", "applicants", "convention", "commission", "union", "european", "human", "rights", "republic",
+    "kingdom", "federation", "ministry", "police", "prison", "hospital", "university", "school", "college", "church",
+    "general", "public", "national", "regional", "district", "supreme", "constitutional", "appeal", "appeals",
+    "summary", "invoice", "contract", "table", "restaurant", "hotel", "visa", "passport", "account", "card",
+    "android", "apple", "amazon", "google", "windows", "linux", "excel", "word", "teams", "zoom", "slack", "git",
+}
+
+
+def is_cjk(s: str) -> bool:
+    return any("\u3040" <= c <= "\u30ff" or "\u4e00" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7a3" for c in s)
+
+
+@lru_cache(maxsize=16384)
+def english_zipf(word: str) -> float:
+    """How common a word is in English (wordfreq's Zipf scale: 0 unknown, 3 rare, 6 very common)."""
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency(word, "en")
+
+
+@lru_cache(maxsize=1)
+def known_names() -> FrozenSet[str]:
+    """First and last names together."""
+    first, last = name_lists()
+    return first | last
+
+
+@lru_cache(maxsize=1)
+def english_and_common() -> FrozenSet[str]:
+    """English stop words and common words that are also names."""
+    return english_stop_words() | frozenset(COMMON_NAME_WORDS)
+
+
+@lru_cache(maxsize=1)
+def english_stop_words() -> FrozenSet[str]:
+    """spaCy's English stop words (function words), lowercased."""
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    return frozenset(w.lower() for w in STOP_WORDS)
