@@ -23,12 +23,14 @@ C·sqrt(Σ_v n_v²) (:func:`tree_sensitivity_factor`), accounted with dp-account
 events assume one participation per epoch, which 80% client participation does not give.
 
 Calibration lives here, once, for every path (simulation, Flower apps, Ianvs modules): :func:`ldp_sigma`,
-:func:`dpsgd_noise`, :func:`ftrl_noise`.
+:func:`dpsgd_noise`, :func:`ftrl_noise`, each solving its noise multiplier with :func:`solve_noise_multiplier`
+(bisection against dp-accounting's RDP accountant for the row's whole mechanism, so ε accounted <= ε target).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Callable, Dict, List, Tuple
 
 import torch
@@ -82,9 +84,27 @@ def gaussian_rounds_epsilon(noise_multiplier: float, rounds: int, delta: float) 
     return float(acc.get_epsilon(delta))
 
 
+def solve_noise_multiplier(accounted: Callable[[float], float], target: float, steps: int = 40) -> float:
+    """The smallest noise multiplier z (to bisection precision) whose accounted ε, ``accounted(z)``, is <= ``target``.
+
+    ``accounted`` must decrease in z (more noise, less ε). The answer always satisfies ``accounted(z) <= target``
+    (bisection keeps the upper end), and after 40 steps it is within about 10⁻¹¹ of the exact root, so the
+    accounted ε is the target up to the accountant's own flatness. The one solver of every DP row."""
+    if not target > 0 or not math.isfinite(target):
+        raise ValueError(f"target epsilon must be finite and > 0, got {target}")
+    return _smallest_enough(lambda z: accounted(z) > target, 1e-2, 1.0, steps)
+
+
 def calibrate_rounds_sigma(epsilon: float, delta: float, rounds: int, sensitivity: float) -> float:
     """σ such that ``rounds`` releases compose to (ε, δ) under the RDP accountant (bisection on σ/Δ)."""
-    return _smallest_enough(lambda z: gaussian_rounds_epsilon(z, rounds, delta) > epsilon, 1e-2, 1.0, 40) * sensitivity
+    return solve_noise_multiplier(lambda z: gaussian_rounds_epsilon(z, rounds, delta), epsilon) * sensitivity
+
+
+def dpsgd_schedule(n_windows: int, batch_size: int, local_epochs: int, rounds: int) -> Tuple[float, int]:
+    """(Poisson rate q, steps) of the client's DP-SGD over all rounds, exactly as Opacus runs it: the private data
+    loader has ``ceil(n/B)`` batches per epoch and samples each record with q = 1/ceil(n/B)."""
+    batches = max(1, math.ceil(max(n_windows, 1) / batch_size))
+    return 1.0 / batches, batches * local_epochs * rounds
 
 
 def dpsgd_epsilon(noise_multiplier: float, sample_rate: float, steps: int, delta: float) -> float:
@@ -177,34 +197,44 @@ def ldp_sigma(calibration: str, epsilon: float, delta: float, rounds: int, theta
                       calibration="RDP over all rounds (accounted)")
     else:
         raise ValueError(f"unknown local-DP calibration '{calibration}' (expected paper or accounted)")
-    eps = round(gaussian_rounds_epsilon(sigma / sens, rounds, delta), 4)
+    eps = _ceil4(gaussian_rounds_epsilon(sigma / sens, rounds, delta))
     report.update(sigma=sigma, delta=delta, theta=theta, unit="client data set (replace-one, Δ=2θ)",
                   epsilon_total_rdp=eps, rounds_accounted=rounds)
     return Calibration("local_dp", sigma, delta, eps, report)
 
 
 def dpsgd_noise(epsilon: float, n_windows: int, batch_size: int, local_epochs: int, rounds: int) -> Calibration:
-    """DP-SGD noise multiplier for one client with ``n_windows`` records (Poisson rate q = B/n, all local steps
-    of all rounds), found with Opacus's RDP accountant and re-checked with dp-accounting; δ = 1/n."""
-    from opacus.accountants.utils import get_noise_multiplier
-
-    q = min(1.0, batch_size / max(n_windows, 1))
-    steps = int(math.ceil(1.0 / q)) * local_epochs * rounds
+    """DP-SGD noise multiplier for one client with ``n_windows`` records: all local steps of all rounds (the client
+    may take part in every round), Poisson rate and step count as Opacus runs them (:func:`dpsgd_schedule`),
+    δ = 1/n; z solved with dp-accounting's RDP accountant (:func:`solve_noise_multiplier`), so the ε reported
+    is the ε accounted and never above the target."""
+    q, steps = dpsgd_schedule(n_windows, batch_size, local_epochs, rounds)
     delta = 1.0 / max(n_windows, 2)
-    z = float(get_noise_multiplier(target_epsilon=epsilon, target_delta=delta, sample_rate=q, steps=steps,
-                                   accountant="rdp"))
-    eps = round(dpsgd_epsilon(z, q, steps, delta), 4)
-    return Calibration("dpsgd", z, delta, eps, {"noise_multiplier": round(z, 3), "sample_rate": round(q, 4),
+    z, eps = _dpsgd_solution(float(epsilon), q, steps, delta)
+    return Calibration("dpsgd", z, delta, eps, {"noise_multiplier": round(z, 4), "sample_rate": round(q, 4),
                                                 "steps": steps, "epsilon_total_rdp": eps,
+                                                "calibration": "dp-accounting RDP, bisection on z",
                                                 "unit": "one 128-token window (record-level DP-SGD)"})
+
+
+@lru_cache(maxsize=256)
+def _dpsgd_solution(epsilon: float, q: float, steps: int, delta: float) -> Tuple[float, float]:
+    """(z, ε accounted rounded up) for one DP-SGD schedule; memoised (a pure function of numbers: every client of
+    the same size in every round of a run asks the same question, and one solve is 40 accountant calls)."""
+    z = solve_noise_multiplier(lambda m: dpsgd_epsilon(m, q, steps, delta), epsilon)
+    return z, _ceil4(dpsgd_epsilon(z, q, steps, delta))
+
+
+def _ceil4(x: float) -> float:
+    """``x`` rounded up to 4 decimals: a reported ε never reads below what was accounted."""
+    return math.ceil(x * 1e4 - 1e-9) / 1e4
 
 
 def ftrl_noise(epsilon: float, delta: float, rounds: int, clip: float) -> Calibration:
     """DP-FTRL node noise multiplier z such that the whole tree (client in every round) is (ε, δ)-DP."""
     factor = tree_sensitivity_factor(rounds)
-    z_single = _smallest_enough(lambda z: gaussian_rounds_epsilon(z, 1, delta) > epsilon, 1e-2, 1.0, 40)
-    z = z_single * factor
-    eps = round(gaussian_rounds_epsilon(z / factor, 1, delta), 4)
+    z = solve_noise_multiplier(lambda m: gaussian_rounds_epsilon(m, 1, delta), epsilon) * factor
+    eps = _ceil4(gaussian_rounds_epsilon(z / factor, 1, delta))
     return Calibration("tree", z, delta, eps, {
         "noise_multiplier": round(z, 4), "clip": clip, "delta": delta, "tree_sensitivity_factor": round(factor, 4),
         "epsilon_total_rdp": eps, "rounds_accounted": rounds,

@@ -764,8 +764,11 @@ def plot_alpha(rows: Sequence[Dict[str, Any]], out_dir: str) -> str:
 
 
 def merge_results(dirs: Sequence[str], out_dir: str) -> List[Dict[str, Any]]:
-    """Merge the ``grid_rows.json`` of runs over disjoint cells (e.g. run on several machines) into one set."""
-    rows: List[Dict[str, Any]] = []
+    """Merge the ``grid_rows.json`` of several runs into one set. A cell (model, method, ε, seed, α, variant) that
+    a later directory also holds is taken from the later one (a re-run replaces the rows it recomputed); the
+    number replaced is recorded per part."""
+    by_cell: Dict[Tuple[Any, ...], Dict[str, Any]] = {}
+    replaced: List[int] = []
     metas = []
     for d in dirs:
         path = os.path.join(d, "grid_rows.json")
@@ -775,9 +778,15 @@ def merge_results(dirs: Sequence[str], out_dir: str) -> List[Dict[str, Any]]:
         except (OSError, json.JSONDecodeError) as exc:
             raise ValueError(f"{path}: cannot read grid rows ({exc})") from None
         metas.append(blob["meta"])
+        n_replaced = 0
         for r in blob["rows"]:
             r["epsilon"] = float(r["epsilon"])
-            rows.append(r)
+            cell = (r["model"], r["method"], r["epsilon"], int(r["seed"]), float(r["alpha"]),
+                    json.dumps(r.get("variant"), sort_keys=True))
+            n_replaced += cell in by_cell
+            by_cell[cell] = r
+        replaced.append(n_replaced)
+    rows = list(by_cell.values())
     meta = dict(metas[0])
     meta["wall_seconds"] = max(m["wall_seconds"] for m in metas)
     meta["seeds"] = sorted({int(r["seed"]) for r in rows})
@@ -790,7 +799,9 @@ def merge_results(dirs: Sequence[str], out_dir: str) -> List[Dict[str, Any]]:
                       "cpu_seconds": m.get("cpu_seconds"), "complete": m.get("complete"),
                       "models": sorted(m.get("models") or ["hashed_cnn"]),
                       "methods": list((m.get("spec") or {}).get("methods") or []),
-                      "n_shadows": (m.get("spec") or {}).get("n_shadows")} for d, m in zip(dirs, metas)]
+                      "n_shadows": (m.get("spec") or {}).get("n_shadows"), "replaced_earlier_rows": k,
+                      **({"parts": m["parts"]} if m.get("parts") else {})}
+                     for d, m, k in zip(dirs, metas, replaced)]
     os.makedirs(out_dir, exist_ok=True)
     dump_results(out_dir, rows, meta, {}, plots=True)
     return rows
