@@ -220,7 +220,7 @@ def test_ianvs_runner_smoke(tmp_path, monkeypatch):
     monkeypatch.setenv("CEP_TAB_DIR", str(tmp_path / "bk"))
     monkeypatch.chdir(tmp_path)
     res = run_federated_job("examples/TAB/federated_privacy_detector_bench/benchmarkingjob_smoke.yaml", smoke=True, progress=False)
-    assert sorted(r["algorithm"] for r in res["rows"]) == ["fedadam-ldp-accounted", "fedavg", "privateai"]
+    assert sorted(r["algorithm"] for r in res["rows"]) == ["dp-ftrl", "fedadam-ldp-accounted", "fedavg", "privateai"]
     for r in res["rows"]:
         assert 0.0 <= r["fed_psr"] <= 1.0 and 0.0 <= r["fed_token_precision"] <= 1.0
     assert os.path.isfile(res["rank_file"])
@@ -247,6 +247,43 @@ def test_aggregator_skips_unsampled_clients():
     out = agg.aggregate([C(2, base, np.ones(3, dtype=np.float32)), C(0, base, None)])
     assert np.allclose(out[0], 1.0)
     assert np.allclose(DetectorAggregator("fedavg").aggregate([C(0, base, None)])[0], 0.0)
+
+
+def test_ianvs_aggregator_dp_ftrl_is_the_simulation_server():
+    """privacy: tree in the Ianvs aggregation module = make_aggregator's DPFTRLServer with the simulation's seed."""
+    from cloud_edge_privacy.federated.ianvs_modules import DetectorAggregator
+    from cloud_edge_privacy.federated.methods import parse_method
+    from cloud_edge_privacy.federated.privacy import make_aggregator
+    from cloud_edge_privacy.federated.simulation import FedConfig
+
+    class C:
+        def __init__(self, n, base, up):
+            self.num_samples, self.weights = n, {"base": base, "update": up}
+
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=50).astype(np.float32)
+    rounds = [[rng.normal(size=50).astype(np.float32) * 3 for _ in range(2)] for _ in range(3)]
+    agg = DetectorAggregator("fedavg", privacy="tree", epsilon=10.0, rounds=3, client_number=2, participation=1.0,
+                             seed=4)
+    assert agg.privacy["epsilon_total_rdp"] <= 10.0 and agg.privacy["rounds_accounted"] == 3
+    cfg = FedConfig(rounds=3, n_clients=2, participation=1.0)
+    ref = make_aggregator(parse_method("dp_ftrl"), 10.0, cfg, torch.as_tensor(base), torch.Generator().manual_seed(4 * 7 + 3))
+    g = base
+    for ups in rounds:
+        out = agg.aggregate([C(5, g, ups[0]), C(0, g, None), C(7, g, ups[1])])[0]
+        want = ref.step(torch.as_tensor(g), [(torch.as_tensor(u), 1.0) for u in ups]).numpy()
+        assert np.array_equal(out, want)
+        g = out
+    # the tree noise is there (z > 0): without it the result would be the clipped mean of the updates
+    plain = base + sum(u * min(1.0, 1.0 / np.linalg.norm(u)) for r in rounds for u in r) / 2
+    assert not np.allclose(g, plain, atol=1e-3)
+    dep = [DetectorAggregator("fedavg", privacy="tree", epsilon=10.0, rounds=3, client_number=2, participation=1.0,
+                              randomness="deployment").aggregate([C(5, base, rounds[0][0])])[0] for _ in range(2)]
+    assert not np.array_equal(dep[0], dep[1])  # noise from the OS CSPRNG, not from the seed
+    for bad in ({"kind": "fedadam", "privacy": "tree", "epsilon": 10.0}, {"privacy": "tree"},
+                {"privacy": "dpsgd", "epsilon": 1.0}, {"privacy": "tree", "epsilon": 1.0, "randomness": "x"}):
+        with pytest.raises(ValueError):
+            DetectorAggregator(**bad)
 
 
 def test_bench_script_smoke_writes_table(tmp_path):

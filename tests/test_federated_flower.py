@@ -67,7 +67,7 @@ def _simulated(method: str, epsilon: float, train: Path, rounds: int, n_clients:
 
 # --- in-process: the apps' plain functions reproduce the simulation ---------------------------------------
 
-@pytest.mark.parametrize("method,epsilon", [("fedadam_ldp_paper", 1.0), ("dp_fedavg", 10.0)])
+@pytest.mark.parametrize("method,epsilon", [("fedadam_ldp_paper", 1.0), ("dp_fedavg", 10.0), ("dp_ftrl", 10.0)])
 def test_server_loop_in_process_equals_simulation(tmp_path, method, epsilon):
     train, dev = _tab_files(tmp_path)
     settings = settings_from_config(_smoke_conf(train, dev, method=method, epsilon=epsilon, rounds=2))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import secrets
 from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
@@ -25,7 +26,7 @@ from ..tab_data import TabDocument, parse_tab_documents
 from .client import local_update
 from .methods import Method, client_seed
 from .model import ModelConfig, get_flat, make_windows, new_model, predict_spans, set_flat
-from .privacy import client_mechanism
+from .privacy import client_mechanism, make_aggregator, run_report
 from .server import make_server
 from .simulation import FedConfig, gold_view
 
@@ -132,12 +133,49 @@ class DetectorClient:
 
 
 class DetectorAggregator:
-    """The ``aggregation`` module: FedAvg (sample-weighted) or the paper's Adam-style server (eq. 5)."""
+    """The ``aggregation`` module: FedAvg (sample-weighted) or the paper's Adam-style server (eq. 5), optionally
+    wrapped by DP-FTRL's tree noise (``privacy: tree``), built by the same composition as the simulation and the
+    Flower apps (:func:`.methods.parse_method` of ``<kind>+<privacy>``, :func:`.privacy.make_aggregator`).
 
-    def __init__(self, kind: str = "fedavg", server_lr: Optional[float] = None) -> None:
-        self.kind = kind
-        self.server = make_server(kind, float(server_lr if server_lr is not None else (1.0 if kind == "fedavg" else 3e-3)))
+    DP-FTRL here is central DP on the server: the basemodel runs with ``dp: none`` and sends its raw update; this
+    module clips each update to ``theta``, adds it to the tree and releases noisy prefix sums, z calibrated so
+    that all ``rounds`` are (ε, 10⁻³)-DP for one client taking part in every round. ``client_number`` and
+    ``participation`` fix the public denominator m = ceil(participation · client_number). ``randomness``:
+    ``benchmark`` draws the tree noise from ``seed`` (as the simulation: reproducible, not private against
+    whoever knows the seed), ``deployment`` from the OS CSPRNG."""
+
+    def __init__(self, kind: str = "fedavg", server_lr: Optional[float] = None, privacy: str = "none",
+                 epsilon: float = math.inf, rounds: int = 10, client_number: int = 8, participation: float = 0.8,
+                 theta: float = 1.0, seed: int = 0, randomness: str = "benchmark") -> None:
+        from .methods import parse_method
+
+        name = kind if privacy == "none" else f"{kind}+{privacy}"
+        try:
+            self.method = parse_method(name)
+        except ValueError as exc:
+            raise ValueError(f"aggregation hyperparameters kind={kind!r}, privacy={privacy!r}: {exc}") from None
+        if self.method.privacy not in ("none", "tree"):
+            raise ValueError(f"aggregation hyperparameter privacy={privacy!r}: the server applies 'none' or 'tree' "
+                             "(DP-FTRL); local DP and DP-SGD are the basemodel's 'dp'")
+        if randomness not in ("benchmark", "deployment"):
+            raise ValueError(f"aggregation hyperparameter randomness={randomness!r}: expected benchmark or deployment")
+        self.epsilon = float(epsilon)
+        self.method.check_epsilon(self.epsilon)
+        self.kind, self.seed, self.randomness = kind, int(seed), randomness
+        lr = server_lr if server_lr is not None else (1.0 if kind == "fedavg" else 3e-3)
+        self.fed = FedConfig(rounds=int(rounds), n_clients=int(client_number), participation=float(participation),
+                             theta=float(theta), server_lr_fedavg=float(lr), server_lr_fedadam=float(lr))
+        self.server: Any = None if self.method.privacy == "tree" else make_server(kind, float(lr))
+        self.privacy: Dict[str, Any] = run_report(self.method, self.epsilon, self.fed, [1])
         self.rounds = 0
+
+    def _server_for(self, base: torch.Tensor) -> Any:
+        """DP-FTRL needs the initial weights: built at the first round."""
+        if self.server is None:
+            gen = torch.Generator().manual_seed(self.seed * 7 + 3 if self.randomness == "benchmark"
+                                                else secrets.randbits(62))
+            self.server = make_aggregator(self.method, self.epsilon, self.fed, base, gen)
+        return self.server
 
     def aggregate(self, clients: Sequence[Any]) -> List[np.ndarray]:
         """New global weights from the clients' ``{"base", "update"}`` (clients with no update are skipped)."""
@@ -147,7 +185,10 @@ class DetectorAggregator:
         ups = [(torch.as_tensor(np.asarray(c.weights["update"]), dtype=torch.float32), float(c.num_samples))
                for c in clients if c.weights.get("update") is not None and c.num_samples > 0]
         self.rounds += 1
-        new = self.server.step(base, ups) if ups else base
+        server = self._server_for(base)
+        if self.method.privacy == "tree":  # the tree advances every round, with or without updates
+            return [server.step(base, ups).numpy()]
+        new = server.step(base, ups) if ups else base
         return [new.numpy()]
 
 
