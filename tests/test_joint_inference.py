@@ -90,6 +90,7 @@ def test_missing_model_path_and_callable_edge_are_rejected(tmp_path, monkeypatch
 
 def test_router_both_modes_records_decision():
     from cloud_edge_privacy.context import CONTEXTS, sample_key
+    from cloud_edge_privacy.results import Route, RouteDecision
     from cloud_edge_privacy.routing import EdgeConfidenceRouter
 
     r = EdgeConfidenceRouter(confidence_threshold=0.8, max_edge_words=5)
@@ -98,5 +99,6 @@ def test_router_both_modes_records_decision():
     assert CONTEXTS.get().decision(sample_key(x))["route"] == "cloud"
     edge_result = {"confidence": 0.95, "sample_key": sample_key(x), "profile": {"risk": 0.3}}
     assert r(edge_result) is False
-    assert CONTEXTS.get().decision(sample_key(x)) == {
-        "hard": False, "route": "edge", "signal": "edge_confidence", "value": 0.95, "risk": 0.3}
+    d = CONTEXTS.get().decision(sample_key(x))
+    assert d == RouteDecision(Route.EDGE, "edge_confidence", 0.95, risk=0.3) and d.hard is False
+    assert d.to_dict() == {"hard": False, "route": "edge", "signal": "edge_confidence", "value": 0.95, "risk": 0.3}

@@ -14,10 +14,11 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Union
 
 from .audit import AuditLog
 from .hashing import stable_hash
+from .results import RouteDecision
 
 
 def sample_key(x: Any) -> str:
@@ -32,20 +33,22 @@ class RunContext:
     """Shared per run: routing decisions, detectors (with their per-text cache) and the audit log."""
 
     output_dir: Path
-    _decisions: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    _decisions: Dict[str, RouteDecision] = field(default_factory=dict)
     _detectors: Dict[str, Any] = field(default_factory=dict)
     _audit: Optional[AuditLog] = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     # -- routing decisions ------------------------------------------------------------------------
-    def record_decision(self, key: str, decision: Dict[str, Any]) -> None:
+    def record_decision(self, key: str, decision: Union[RouteDecision, Dict[str, Any]]) -> None:
+        """Record a router's decision (a dict is read as its serialised form)."""
+        if isinstance(decision, dict):
+            decision = RouteDecision.from_dict(decision)
         with self._lock:
-            self._decisions[key] = dict(decision)
+            self._decisions[key] = decision
 
-    def decision(self, key: str) -> Optional[Dict[str, Any]]:
+    def decision(self, key: str) -> Optional[RouteDecision]:
         with self._lock:
-            d = self._decisions.get(key)
-            return dict(d) if d else None
+            return self._decisions.get(key)
 
     def clear_decisions(self) -> None:
         with self._lock:

@@ -15,6 +15,7 @@ from .desensitization import Desensitized, get_operator
 from .desensitization.base import operator_spec
 from .errors import BenchmarkError, PrivacyGatewayError
 from .randomness import Randomness
+from .results import Stage
 from .spans import Span
 
 NO_PROTECTION = "none"  # baseline only: sends the raw text; never counts as a privacy method
@@ -51,7 +52,7 @@ class ProtectedFields:
     untouched: List[List[Tuple[int, int]]]  # per protected field: regions no replacement produced
     replaced: List[Tuple[Span, str]]        # (original span, its replacement) for every rewritten span
     joined: str
-    timings_ms: Dict[str, float] = field(default_factory=dict)
+    timings_ms: Dict[str, float] = field(default_factory=dict)  # keys: results.Stage values
 
     def restore(self, answer: str) -> str:
         """Put pseudonyms and placeholders back into an answer (identity for irreversible methods)."""
@@ -117,7 +118,7 @@ class PrivacyGateway:
         if self.operator is None:
             return ProtectedFields(originals, list(originals), NO_PROTECTION, [], None,
                                    [[(0, len(f))] for f in originals], [], joined,
-                                   {"detection_ms": 0.0, "desensitization_ms": 0.0})
+                                   {Stage.DETECTION.value: 0.0, Stage.DESENSITIZATION.value: 0.0})
         try:
             spans, detection_ms = self.detect(joined)
             bounds, pos = [], 0
@@ -139,7 +140,7 @@ class PrivacyGateway:
             raise PrivacyGatewayError(f"privacy method {self.method!r} failed: {type(exc).__name__} ({detail})") from exc
         replaced = [(Span(r.start, r.end, r.category), r.replacement) for r in result.replacements]
         return ProtectedFields(originals, protected, self.method, clipped, result, untouched, replaced, joined,
-                               {"detection_ms": detection_ms, "desensitization_ms": desens_ms})
+                               {Stage.DETECTION.value: detection_ms, Stage.DESENSITIZATION.value: desens_ms})
 
 
 def _split_result(result: Desensitized, originals: Sequence[str]) -> Tuple[List[str], List[List[Tuple[int, int]]]]:

@@ -1,6 +1,8 @@
 """The classes the Ianvs example registers: thin adapters from Sedna's call shapes to the edge pipeline.
 
-Each class validates its hyperparameters (``Config``) in ``__init__`` and does no privacy logic itself.
+Each class validates its hyperparameters (``Config``) in ``__init__`` and does no privacy logic itself.  This
+is the Ianvs boundary: the pipeline's typed :class:`~.results.SampleResult` becomes the plain dict that Sedna
+copies and the metrics read (``to_dict``; ``metrics.samples.unpack`` reads it back with ``from_dict``).
 """
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ class EdgeModule:
         CONTEXTS.get().detector(self.config.detector).analyze("Warm-up: Ms Anna Berg, 1 May 2001, Oslo.")
 
     def predict(self, data: Any, **kwargs: Any) -> Dict[str, Any]:
-        return edge_inference(data, self.llm, CONTEXTS.get().detector(self.config.detector))
+        return edge_inference(data, self.llm, CONTEXTS.get().detector(self.config.detector)).to_dict()
 
     def cleanup(self) -> None:
         self.llm.close()
@@ -63,7 +65,7 @@ class CloudModule:
         return self._pipelines[key]
 
     def inference(self, data: Any, **kwargs: Any) -> Dict[str, Any]:
-        return self.pipeline(CONTEXTS.get()).cloud(data)
+        return self.pipeline(CONTEXTS.get()).cloud(data).to_dict()
 
     def cleanup(self) -> None:
         self._pipelines.clear()

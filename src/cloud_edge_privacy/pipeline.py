@@ -4,7 +4,8 @@ profile (detect once, shared with the router) -> route (the router's decision fr
 protect every outgoing field -> egress guard -> audit (inside the cloud client, before each attempt) ->
 cloud client -> restore -> refine (collaborative).  The Ianvs modules, our runner, ``anonymize``, the library
 and the proxy all call this; nothing else talks to the cloud.  A failure is the failure of one sample: it is
-returned as a result with a ``status`` and a ``reason`` that holds no raw value.
+returned as a :class:`~.results.SampleResult` with a ``status`` and a ``reason`` that holds no raw value
+(the Ianvs adapters serialise it with ``to_dict``).
 """
 from __future__ import annotations
 
@@ -20,11 +21,9 @@ from .errors import BenchmarkError, CloudCallError, PrivacyGatewayError
 from .gateway import NO_PROTECTION, PrivacyGateway, ProtectedFields
 from .models.llama_edge import build_messages, repetition_confidence
 from .module_configs import CloudModelConfig
-from .profiling import as_sample, private_fields, profile_sample, spans_to_dicts
+from .profiling import as_sample, private_fields, profile_sample
 from .randomness import Randomness
-
-OK, PRIVACY_FAILURE, BUDGET_EXCEEDED, CLOUD_FAILURE, EDGE_FAILURE = (
-    "ok", "privacy_failure", "budget_exceeded", "cloud_failure", "edge_failure")
+from .results import NO_DECISION, CloudReply, Route, SampleResult, Stage, Status
 
 
 class EgressBlocked(PrivacyGatewayError):
@@ -166,86 +165,86 @@ class EdgePipeline:
         return (time.perf_counter() - t0) * 1e3
 
     # -- the path -------------------------------------------------------------------------------------
-    def cloud(self, data: Any) -> Dict[str, Any]:
+    def cloud(self, data: Any) -> SampleResult:
         """Run the cloud (or collaborative) route for one sample; never raises for a per-sample failure."""
         x = as_sample(data)
         key = sample_key(x)
-        decision = self.ctx.decision(key) or {"route": "cloud", "source": "no-router-decision"}
-        route = decision.get("route", "cloud")
-        result: Dict[str, Any] = {
-            "sample_id": x["doc_id"], "sample_key": key, "route": route, "router": decision,
-            "privacy_method": self.config.privacy_method, "randomness": self.randomness.label,
-            "answer": "", "status": OK, "sent_messages": None, "masks": [], "detected_entities": [],
-            "epsilon_spent": {},
-            "tokens": {"edge_prompt": 0, "edge_completion": 0, "cloud_prompt": 0, "cloud_completion": 0},
-            "timings_ms": {},
-        }
-        audit_meta = {"sample_id": x["doc_id"], "route": route, "privacy_method": self.config.privacy_method}
+        decision = self.ctx.decision(key) or NO_DECISION
+        route = decision.route
+        result = SampleResult(x["doc_id"], route, sample_key=key, router=decision,
+                              privacy_method=self.config.privacy_method, randomness=self.randomness.label,
+                              masks=[], detected_entities=[], epsilon_spent={})
+        audit_meta = {"sample_id": x["doc_id"], "route": route.value, "privacy_method": self.config.privacy_method}
         # protect + guard: any failure here means nothing leaves
         try:
             prot = self.protect(x)
             instruction, text = prot.fields
-            messages = sketch_messages(instruction, text) if route == "collaborative" else build_messages(instruction, text)
+            messages = (sketch_messages(instruction, text) if route == Route.COLLABORATIVE
+                        else build_messages(instruction, text))
             guard_ms = self.guard(prot, messages)
         except PrivacyGatewayError as exc:
             from .desensitization.accountant import BudgetExceededError
 
-            status = BUDGET_EXCEEDED if isinstance(exc, BudgetExceededError) else PRIVACY_FAILURE
-            result.update(status=status, reason=safe_reason(exc))
-            self.ctx.audit.write(dict(audit_meta, event="blocked", sent=False, reason=result["reason"]))
+            status = Status.BUDGET_EXCEEDED if isinstance(exc, BudgetExceededError) else Status.PRIVACY_FAILURE
+            result.fail(status, safe_reason(exc))
+            self.ctx.audit.write(dict(audit_meta, event="blocked", sent=False, reason=result.reason))
             return result
-        result.update(sent_messages=messages, masks=prot.masks(-1),
-                      detected_entities=spans_to_dicts(prot.spans), epsilon_spent=prot.epsilon_by_kind())
-        result["timings_ms"].update(detection=prot.timings_ms["detection_ms"],
-                                    desensitization=prot.timings_ms["desensitization_ms"], egress_guard=guard_ms)
+        result.sent_messages, result.masks = messages, prot.masks(-1)
+        result.detected_entities = [s.to_dict() for s in prot.spans]
+        result.epsilon_spent = prot.epsilon_by_kind()
+        result.time(Stage.DETECTION, prot.timings_ms[Stage.DETECTION.value])
+        result.time(Stage.DESENSITIZATION, prot.timings_ms[Stage.DESENSITIZATION.value])
+        result.time(Stage.EGRESS_GUARD, guard_ms)
         try:
             client = self.client()
-            out = client.chat(messages, audit_meta)
+            reply: CloudReply = client.chat(messages, audit_meta)
         except Exception as exc:  # noqa: BLE001 - one sample's failure is one sample's failure
-            result.update(status=CLOUD_FAILURE, reason=safe_reason(exc))
-            return result
+            return result.fail(Status.CLOUD_FAILURE, safe_reason(exc))
         t0 = time.perf_counter()
-        answer = prot.restore(out["answer"])  # on the edge: surrogates back to the real values
-        result["timings_ms"]["restoration"] = (time.perf_counter() - t0) * 1e3
-        refine_kind = "sketch" if route == "collaborative" else "draft" if self.config.edge_refinement else None
+        answer = prot.restore(reply.answer)  # on the edge: surrogates back to the real values
+        result.time(Stage.RESTORATION, (time.perf_counter() - t0) * 1e3)
+        refine_kind = "sketch" if route == Route.COLLABORATIVE else "draft" if self.config.edge_refinement else None
         if refine_kind:
             try:
                 args = (x["instruction"], x["text"], answer)
                 refined = (self.refiner().refine(*args) if refine_kind == "sketch"
                            else self.refiner().refine(*args, kind="draft"))
             except Exception as exc:  # noqa: BLE001
-                result.update(status=EDGE_FAILURE, reason=safe_reason(exc), cloud_answer=out["answer"])
-                return result
-            result["timings_ms"]["refinement"] = refined["generation_ms"]
-            result["tokens"].update(edge_prompt=refined["prompt_tokens"], edge_completion=refined["completion_tokens"])
-            result["sketch" if refine_kind == "sketch" else "cloud_draft"] = answer
+                result.cloud_answer = reply.answer
+                return result.fail(Status.EDGE_FAILURE, safe_reason(exc))
+            result.time(Stage.REFINEMENT, refined["generation_ms"])
+            result.tokens.edge_prompt, result.tokens.edge_completion = (refined["prompt_tokens"],
+                                                                        refined["completion_tokens"])
+            if refine_kind == "sketch":
+                result.sketch = answer
+            else:
+                result.cloud_draft = answer
             answer = refined["answer"]
         ep = client.endpoint
-        result.update(answer=answer, cloud_answer=out["answer"], cloud_cache_hit=out["cache_hit"],
-                      cloud_attempts=out["attempts"], model={"cloud": ep.model, "cloud_endpoint": ep.kind})
-        result["tokens"].update(cloud_prompt=out["prompt_tokens"], cloud_completion=out["completion_tokens"])
-        result["timings_ms"]["cloud_call"] = out["call_ms"]
+        result.answer, result.cloud_answer = answer, reply.answer
+        result.cloud_cache_hit, result.cloud_attempts = reply.cache_hit, reply.attempts
+        result.model = {"cloud": ep.model, "cloud_endpoint": ep.kind}
+        result.tokens.cloud_prompt, result.tokens.cloud_completion = reply.prompt_tokens, reply.completion_tokens
+        result.time(Stage.CLOUD_CALL, reply.call_ms)
         return result
 
 
-def edge_inference(data: Any, llm: Any, detector: Any) -> Dict[str, Any]:
+def edge_inference(data: Any, llm: Any, detector: Any) -> SampleResult:
     """The edge route: profile (shared with the router through the detector's cache) and answer locally."""
     x = as_sample(data)
     prof = profile_sample(x, detector)
-    base = {"sample_id": x["doc_id"], "sample_key": sample_key(x), "input_text": x["text"], "route": "edge",
-            "profile": {"entities": spans_to_dicts(prof["spans"]), "risk": prof["risk"],
-                        "prism_risk": prof["prism_risk"], "n_tokens": prof["n_tokens"],
-                        "profiling_ms": prof["profiling_ms"]},
-            "sent_messages": None, "privacy_method": None, "status": OK,
-            "tokens": {"edge_prompt": 0, "edge_completion": 0, "cloud_prompt": 0, "cloud_completion": 0},
-            "timings_ms": {"profiling": prof["profiling_ms"]},
-            "model": {"edge": llm.model, "edge_sha256": llm.sha256}}
+    result = SampleResult(x["doc_id"], Route.EDGE, sample_key=sample_key(x), input_text=x["text"],
+                          profile=prof.to_dict(), model={"edge": llm.model, "edge_sha256": llm.sha256})
+    result.time(Stage.PROFILING, prof.profiling_ms)
     try:
         gen = llm.generate(x["instruction"], x["text"])
     except Exception as exc:  # noqa: BLE001
-        return dict(base, answer="", confidence=0.0, status=EDGE_FAILURE, reason=safe_reason(exc))
-    base["tokens"].update(edge_prompt=gen["prompt_tokens"], edge_completion=gen["completion_tokens"])
-    base["timings_ms"]["edge_generation"] = gen["generation_ms"]
-    return dict(base, answer=gen["answer"], confidence=repetition_confidence(gen["answer"], gen["finish_reason"]),
-                confidence_method="heuristic:distinct-3gram*truncation", edge_cache_hit=gen["cache_hit"],
-                truncated_input=gen["truncated_input"])
+        result.confidence = 0.0
+        return result.fail(Status.EDGE_FAILURE, safe_reason(exc))
+    result.tokens.edge_prompt, result.tokens.edge_completion = gen["prompt_tokens"], gen["completion_tokens"]
+    result.time(Stage.EDGE_GENERATION, gen["generation_ms"])
+    result.answer = gen["answer"]
+    result.confidence = repetition_confidence(gen["answer"], gen["finish_reason"])
+    result.confidence_method = "heuristic:distinct-3gram*truncation"
+    result.edge_cache_hit, result.truncated_input = gen["cache_hit"], gen["truncated_input"]
+    return result

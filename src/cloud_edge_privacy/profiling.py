@@ -5,6 +5,7 @@ import time
 from typing import Any, Dict, List
 
 from .gateway import FIELD_JOINER
+from .results import Profile
 from .sensitivity import document_risk, prism_risk
 from .spans import Span
 
@@ -28,16 +29,14 @@ def private_fields(x: Dict[str, str]) -> List[str]:
     return [x["instruction"], x["text"]]
 
 
-def profile_sample(x: Dict[str, str], detector: Any) -> Dict[str, Any]:
+def profile_sample(x: Dict[str, str], detector: Any) -> Profile:
     """Spans over the joined private fields (instruction and text), risk scores and the detection time."""
     joined = FIELD_JOINER.join(private_fields(x))
     spans, detection_ms = detector.analyze_timed(joined)
     t0 = time.perf_counter()
     n_tokens = len(joined.split())
-    out = {"joined": joined, "spans": spans, "risk": document_risk(spans, n_tokens), "prism_risk": prism_risk(spans),
-           "n_tokens": n_tokens}
-    out["profiling_ms"] = detection_ms + (time.perf_counter() - t0) * 1e3
-    return out
+    risk, p_risk = document_risk(spans, n_tokens), prism_risk(spans)
+    return Profile(joined, spans, risk, p_risk, n_tokens, detection_ms + (time.perf_counter() - t0) * 1e3)
 
 
 def spans_to_dicts(spans: List[Span]) -> List[Dict[str, Any]]:

@@ -1,18 +1,20 @@
 """Hard example mining (routing) that works in both Sedna mining modes.
 
-Routers read only x or the edge result (never gold data), record their decision in the run context for the
-cloud module, and return a plain ``bool`` (Sedna stores what is returned and tests its truthiness).
+Routers read only x or the edge result (never gold data), record their :class:`~.results.RouteDecision` in
+the run context for the cloud module, and return a plain ``bool`` (Sedna stores what is returned and tests
+its truthiness).
 """
 from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, List
 
 from .context import CONTEXTS, sample_key
 from .module_configs import (EdgeConfidenceRouterConfig, FixedRouterConfig, PrismGateRouterConfig,
                              validate_config)
 from .profiling import as_sample, profile_sample
+from .results import Route, RouteDecision
 from .spans import Span
 
 
@@ -39,21 +41,18 @@ class EdgeConfidenceRouter:
         self.confidence_threshold = c.confidence_threshold  # type: ignore[attr-defined]
         self.max_edge_words = c.max_edge_words  # type: ignore[attr-defined]
 
-    def decide(self, item: Any) -> Dict[str, Any]:
+    def decide(self, item: Any) -> RouteDecision:
         if isinstance(item, dict) and "confidence" in item and "sample_key" in item:
             hard = float(item["confidence"]) < self.confidence_threshold
-            return {"key": item["sample_key"], "hard": hard, "route": "cloud" if hard else "edge",
-                    "signal": "edge_confidence", "value": item["confidence"],
-                    "risk": (item.get("profile") or {}).get("risk")}
+            return RouteDecision(Route.CLOUD if hard else Route.EDGE, "edge_confidence", item["confidence"],
+                                 risk=(item.get("profile") or {}).get("risk"))
         words = len(as_sample(item)["text"].split())
-        hard = words > self.max_edge_words
-        return {"key": store_key(item), "hard": hard, "route": "cloud" if hard else "edge",
-                "signal": "task_size_words", "value": words, "risk": None}
+        return RouteDecision(Route.CLOUD if words > self.max_edge_words else Route.EDGE, "task_size_words", words)
 
     def __call__(self, infer_result: Any = None, **_: Any) -> bool:
         d = self.decide(infer_result)
-        CONTEXTS.get().record_decision(d.pop("key"), d)
-        return bool(d["hard"])
+        CONTEXTS.get().record_decision(store_key(infer_result), d)
+        return d.hard
 
 
 class PrismGateRouter:
@@ -70,33 +69,31 @@ class PrismGateRouter:
         self.edge_risk_threshold = c.edge_risk_threshold  # type: ignore[attr-defined]
         self.detector_preset = c.detector  # type: ignore[attr-defined]
 
-    def decide_text(self, text: str, spans: List[Span]) -> Dict[str, Any]:
+    def decide_text(self, text: str, spans: List[Span]) -> RouteDecision:
         from .prism_gate import ROUTES, gate_features
         from .sensitivity import prism_risk
 
         t0 = time.perf_counter()
-        route, probs = self.gate.route(gate_features(text, spans))
-        risk = prism_risk(spans)
-        rule = None
-        if self.edge_risk_threshold is not None and risk >= self.edge_risk_threshold and route != "edge":
-            route, rule = "edge", f"risk {risk} >= {self.edge_risk_threshold}: privacy-first rule keeps it on the edge"
-        return {"route": route, "hard": route != "edge", "signal": "prism_gate", "risk": risk, "rule": rule,
-                "probs": {r: round(float(p), 4) for r, p in zip(ROUTES, probs)},
-                "latency_ms": (time.perf_counter() - t0) * 1e3}
+        gated, probs = self.gate.route(gate_features(text, spans))
+        route, risk, rule = Route(gated), prism_risk(spans), None
+        if self.edge_risk_threshold is not None and risk >= self.edge_risk_threshold and route != Route.EDGE:
+            route, rule = Route.EDGE, f"risk {risk} >= {self.edge_risk_threshold}: privacy-first rule keeps it on the edge"
+        return RouteDecision(route, "prism_gate", risk=risk, rule=rule,
+                             probs={r: round(float(p), 4) for r, p in zip(ROUTES, probs)},
+                             latency_ms=(time.perf_counter() - t0) * 1e3)
 
-    def decide(self, item: Any) -> Dict[str, Any]:
+    def decide(self, item: Any) -> RouteDecision:
         if isinstance(item, dict) and "sample_key" in item and "profile" in item:
-            spans = [Span(**{k: e[k] for k in ("start", "end", "category", "score", "source")})
-                     for e in item["profile"].get("entities", [])]
+            spans = [Span.from_dict(e) for e in item["profile"].get("entities", [])]
             return self.decide_text(item.get("input_text", ""), spans)
         x = as_sample(item)
         prof = profile_sample(x, CONTEXTS.get().detector(self.detector_preset))
-        return self.decide_text(x["text"], prof["spans"])
+        return self.decide_text(x["text"], prof.spans)
 
     def __call__(self, infer_result: Any = None, **_: Any) -> bool:
         d = self.decide(infer_result)
         CONTEXTS.get().record_decision(store_key(infer_result), d)
-        return bool(d["hard"])
+        return d.hard
 
 
 class FixedRouter:
@@ -106,9 +103,9 @@ class FixedRouter:
 
     def __init__(self, **hyperparameters: Any) -> None:
         c = validate_config(FixedRouterConfig, hyperparameters, f"hard_example_mining {type(self).__name__}")
-        self.route = c.route  # type: ignore[attr-defined]
+        self.route = Route(c.route)  # type: ignore[attr-defined]
 
     def __call__(self, infer_result: Any = None, **_: Any) -> bool:
-        CONTEXTS.get().record_decision(store_key(infer_result),
-                                       {"route": self.route, "hard": self.route != "edge", "signal": "fixed"})
-        return self.route != "edge"
+        d = RouteDecision(self.route, "fixed")
+        CONTEXTS.get().record_decision(store_key(infer_result), d)
+        return d.hard

@@ -36,9 +36,10 @@ from .joint_inference import JointInference
 from .models.response_cache import NO_CACHE_ENV
 from .module_configs import validate_config
 from .module_loader import import_module_file
-from .pipeline import OK, safe_reason
+from .pipeline import safe_reason
 from .rank import CaseResult, write_rank
 from .registry import ClassFactory, ClassType
+from .results import SampleResult, Status
 from .tab_data import DEFAULT_INSTRUCTION, load_tab, read_ianvs_jsonl, write_ianvs_jsonl
 
 INCOMPLETE = "INCOMPLETE"
@@ -145,9 +146,8 @@ def _build(spec: Any) -> Any:
 
 def _failed_sample(x: Any, exc: BaseException) -> List[Any]:
     doc_id = x.get("doc_id") if isinstance(x, dict) else None
-    res = {"sample_id": doc_id, "status": "error", "reason": safe_reason(exc), "answer": "", "route": None,
-           "sent_messages": None, "timings_ms": {}, "tokens": {}}
-    return [False, res, None, None]
+    res = SampleResult(str(doc_id or ""), status=Status.ERROR, reason=safe_reason(exc))
+    return [False, res.to_dict(), None, None]
 
 
 def sample_replayed(pred: Any) -> bool:
@@ -158,7 +158,7 @@ def sample_replayed(pred: Any) -> bool:
 
 def sample_status(pred: List[Any]) -> str:
     res = pred[1] if isinstance(pred, list) and len(pred) > 1 else None
-    return (res or {}).get("status", OK) if isinstance(res, dict) else "error"
+    return str((res or {}).get("status", Status.OK.value)) if isinstance(res, dict) else Status.ERROR.value
 
 
 def run_test_case(job: BenchmarkJob, algo: Algorithm, data_file: str, limit: Optional[int],
@@ -203,7 +203,7 @@ def run_test_case(job: BenchmarkJob, algo: Algorithm, data_file: str, limit: Opt
             res = _failed_sample(x, exc)
         y_pred.append(res)
         counts["cloud" if res[0] else "edge"] += 1
-        counts["failed"] += sample_status(res) != OK
+        counts["failed"] += sample_status(res) != Status.OK
         counts["replayed"] += sample_replayed(res)
         bar.set_postfix(counts)
     # 8. cleanup: every instance, then the HEM
@@ -361,7 +361,7 @@ def run_job(config_path: str, tab_file: Optional[Path] = None, limit: Optional[i
             statuses = [p["status"] for p in preds]
             replays[o.label] = sum(bool(p.get("replayed")) for p in preds)
             n_samples += len(statuses)
-            bad = [s for s in statuses if s != OK]
+            bad = [s for s in statuses if s != Status.OK]
             n_failed_samples += len(bad)
             if bad:
                 failures.append({"test_case": o.label, "failed_samples": len(bad), "samples": len(statuses),

@@ -29,6 +29,12 @@ class Span:
     def to_dict(self) -> Dict[str, Any]:
         return asdict(self)
 
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "Span":
+        """The inverse of :meth:`to_dict` (other keys are ignored)."""
+        return cls(int(d["start"]), int(d["end"]), str(d["category"]), float(d.get("score", 1.0)),
+                   str(d.get("source", "")))
+
 
 SECRET_PREFIX = "secret:"  # source prefix of credentials (API keys, tokens, passwords, PINs)
 SECRET_TOKEN = "[SECRET]"  # what every method writes in place of a credential

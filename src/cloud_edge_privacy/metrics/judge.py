@@ -105,7 +105,7 @@ def llm_judge(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float:
         if not v.completed:
             scores.append(0.0)
             continue
-        s = judge_score(str(v.gold.get("text", "")), str((v.result or {}).get("answer") or ""), judge)
+        s = judge_score(str(v.gold.get("text", "")), (v.result.answer if v.result is not None else ""), judge)
         if not math.isnan(s):
             scores.append(s)
     return round(statistics.fmean(scores), 3) if scores else math.nan

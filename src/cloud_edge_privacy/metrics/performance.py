@@ -13,6 +13,7 @@ import math
 import statistics
 from typing import Any, Optional, Sequence
 
+from ..results import Route, Stage, Status, Tokens
 from .samples import SampleView, unpack
 
 
@@ -28,9 +29,7 @@ def n_failed(y_true: Sequence[Any], y_pred: Sequence[Any]) -> int:
 
 def sample_route(view: SampleView) -> str:
     """edge | collaborative | cloud: the route the sample took (edge when not a hard example)."""
-    if not view.is_hard:
-        return "edge"
-    return str(view.field("route") or "cloud")
+    return Route.EDGE.value if not view.is_hard else view.route.value
 
 
 def edge_ratio(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float:
@@ -40,8 +39,8 @@ def edge_ratio(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float:
 
 
 def sample_cloud_tokens(view: SampleView) -> int:
-    t = view.field("tokens") or {}
-    return int(t.get("cloud_prompt", 0)) + int(t.get("cloud_completion", 0))
+    t: Optional[Tokens] = view.field("tokens")
+    return t.cloud if t is not None else 0
 
 
 def cloud_tokens(y_true: Sequence[Any], y_pred: Sequence[Any]) -> int:
@@ -49,19 +48,15 @@ def cloud_tokens(y_true: Sequence[Any], y_pred: Sequence[Any]) -> int:
     return sum(sample_cloud_tokens(v) for v in unpack(y_true, y_pred))
 
 
-def sample_latency_ms(view) -> float:
+def sample_latency_ms(view: SampleView) -> float:
     """End-to-end time of one sample: every stage timing recorded by the edge and cloud results."""
-    total = 0.0
-    for part in (view.edge, view.cloud):
-        if part:
-            total += sum(float(t) for t in (part.get("timings_ms") or {}).values())
-    return total
+    return sum(float(t) for part in view.parts() for t in part.timings_ms.values())
 
 
 def replayed(view: SampleView) -> bool:
     """Some LLM answer of this sample (cloud or edge) came from the response cache, not from a model run."""
-    return any(bool((part or {}).get(flag)) for part in (view.result, view.edge, view.cloud)
-               for flag in ("cloud_cache_hit", "edge_cache_hit"))
+    return any(bool(part.cloud_cache_hit or part.edge_cache_hit)
+               for part in (view.result, view.edge, view.cloud) if part is not None)
 
 
 def cache_replays(y_true: Sequence[Any], y_pred: Sequence[Any]) -> int:
@@ -83,14 +78,15 @@ def latency_mean_ms(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float:
 
 def privacy_failures(y_true: Sequence[Any], y_pred: Sequence[Any]) -> int:
     """Samples where the gateway failed closed (nothing was sent)."""
-    return sum(1 for v in unpack(y_true, y_pred) if v.status == "privacy_failure")
+    return sum(1 for v in unpack(y_true, y_pred) if v.status == Status.PRIVACY_FAILURE)
 
 
-PRIVACY_STAGES = ("detection", "desensitization", "restoration")
+PRIVACY_STAGES = (Stage.DETECTION, Stage.DESENSITIZATION, Stage.RESTORATION)  # what LO and TI count
 
 
 def privacy_ms(view: SampleView) -> float:
-    return sum(float(((view.cloud or {}).get("timings_ms") or {}).get(s, 0.0)) for s in PRIVACY_STAGES)
+    timings = view.cloud.timings_ms if view.cloud is not None else {}
+    return sum(float(timings.get(s.value, 0.0)) for s in PRIVACY_STAGES)
 
 
 def _privacy_and_total(y_true: Sequence[Any], y_pred: Sequence[Any]):

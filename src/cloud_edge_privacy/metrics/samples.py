@@ -2,50 +2,77 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Dict, List, Optional, Sequence
 
 from ..audit import sent_text
+from ..results import Route, SampleResult, Status
+
+
+def _typed(part: Any) -> Optional[SampleResult]:
+    """A module result as :class:`SampleResult` (the Ianvs boundary hands dicts; ``None`` stays ``None``)."""
+    if part is None or isinstance(part, SampleResult):
+        return part
+    if isinstance(part, dict):
+        return SampleResult.from_dict(part)
+    raise TypeError(f"a sample result must be a dict or SampleResult, not {type(part).__name__}")
 
 
 @dataclass
 class SampleView:
+    """One sample of a test case: gold (y) and Sedna's four results, typed."""
+
     gold: Dict[str, Any]
     is_hard: bool
-    result: Optional[Dict[str, Any]]
-    edge: Optional[Dict[str, Any]]
-    cloud: Optional[Dict[str, Any]]
+    result: Optional[SampleResult]
+    edge: Optional[SampleResult]
+    cloud: Optional[SampleResult]
+
+    def __post_init__(self) -> None:
+        self.result, self.edge, self.cloud = _typed(self.result), _typed(self.edge), _typed(self.cloud)
 
     @property
     def status(self) -> str:
         """``ok`` or the failure status of the sample (the final result's, else the cloud result's)."""
         for part in (self.result, self.cloud):
-            st = (part or {}).get("status")
-            if st and st != "ok":
-                return str(st)
-        return "ok"
+            if part is not None and part.status != Status.OK:
+                return part.status.value
+        return Status.OK.value
 
     @property
     def completed(self) -> bool:
         """The sample produced an answer (status ``ok``); failed samples have none."""
-        return self.status == "ok"
+        return self.status == Status.OK
 
     def sent_messages(self) -> Optional[List[Dict[str, Any]]]:
         """Exactly what left the edge (chat messages), from the final result or else the cloud result;
         None when nothing was sent.  A sample that failed *after* sending (e.g. a cloud error) still
         has its traffic here: leakage is measured on traffic, whatever the status."""
         for part in (self.result, self.cloud):
-            msgs = (part or {}).get("sent_messages")
-            if msgs:
-                return list(msgs)
+            if part is not None and part.sent_messages:
+                return list(part.sent_messages)
         return None
 
     def field(self, key: str, default: Any = None) -> Any:
-        """A result field: from the final result when it has it, else from the cloud result."""
+        """A result field (or a key a wrapper added): from the final result when it has it, else from the
+        cloud result."""
         for part in (self.result, self.cloud):
-            if part and part.get(key) is not None:
-                return part[key]
+            if part is None:
+                continue
+            value = getattr(part, key) if key in _FIELDS else part.extra.get(key)
+            if value is not None:
+                return value
         return default
+
+    @property
+    def route(self) -> Route:
+        """The route that answered (cloud when no result says otherwise)."""
+        r = self.field("route")
+        return Route(r) if r is not None else Route.CLOUD
+
+    def parts(self) -> List[SampleResult]:
+        """The distinct module results of this sample (edge and cloud; the final one is a copy of either)."""
+        return [p for p in (self.edge, self.cloud) if p is not None]
 
     @property
     def in_leakage(self) -> bool:
@@ -63,6 +90,9 @@ class SampleView:
         """Everything that left the edge for this sample, '' if nothing did (:func:`~..audit.sent_text`,
         the definition the audit-log scan uses too)."""
         return sent_text(self.sent_messages())
+
+
+_FIELDS = {f.name for f in fields(SampleResult)} - {"extra"}
 
 
 def _gold(item: Any) -> Dict[str, Any]:

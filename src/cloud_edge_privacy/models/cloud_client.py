@@ -28,6 +28,7 @@ import httpx
 from ..audit import AuditLog, body_sha256
 from ..errors import CloudCallError, ConfigError
 from ..hashing import stable_hash
+from ..results import CloudReply
 from .response_cache import ResponseCache
 
 
@@ -65,7 +66,8 @@ def attempt_entry(meta: Dict[str, Any], attempt: int, body: bytes, endpoint: End
 
 
 class CloudClient:
-    """``chat(messages, audit_meta)`` -> answer, token counts, latency, attempts, cache flag."""
+    """``chat(messages, audit_meta)`` -> :class:`~..results.CloudReply` (answer, token counts, latency,
+    attempts, cache flag)."""
 
     def __init__(self, endpoint: Endpoint, audit: AuditLog, params: Dict[str, Any], timeout_s: float = 300.0,
                  max_retries: int = 3, malformed_retries: int = 2, cache: Optional[ResponseCache] = None) -> None:
@@ -89,14 +91,14 @@ class CloudClient:
         return stable_hash({"endpoint": ep.base_url if ep.kind == "remote" else ep.kind, "model": ep.model,
                             "messages": messages, **self.params})
 
-    def chat(self, messages: List[Dict[str, Any]], audit_meta: Dict[str, Any]) -> Dict[str, Any]:
+    def chat(self, messages: List[Dict[str, Any]], audit_meta: Dict[str, Any]) -> CloudReply:
         import openai
 
         key = self.cache_key(messages)
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             # Nothing leaves now; the same bytes left when the entry was made.  Recorded all the same.
             self.audit.write(dict(audit_meta, event="cache_hit", request_key=key, messages=messages, attempt=0))
-            return dict(hit, cache_hit=True, attempts=0)
+            return CloudReply(**hit, cache_hit=True, attempts=0)
         attempts = {"n": 0}
 
         def on_request(request: Any) -> None:
@@ -136,7 +138,7 @@ class CloudClient:
                        "call_ms": (time.perf_counter() - t0) * 1e3}
                 if self.cache is not None:
                     self.cache.put(key, out)
-                return dict(out, cache_hit=False, attempts=attempts["n"])
+                return CloudReply(**out, cache_hit=False, attempts=attempts["n"])
         finally:
             client.close()
         raise CloudCallError(f"{self.endpoint.describe()}: {last} after {attempts['n']} attempt(s)")

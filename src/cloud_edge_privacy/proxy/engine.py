@@ -23,6 +23,7 @@ from ..desensitization.restore import OnePassRestorer, Restored, StreamRestorer
 from ..gateway import ProtectedFields
 from ..module_configs import CloudModelConfig
 from ..pipeline import EdgePipeline
+from ..results import Stage
 from ..randomness import Randomness
 from .request import build_outgoing, url_arguments
 from .settings import PER_CONVERSATION, PER_KEY, PER_REQUEST, SCOPE, ProxySettings
@@ -163,7 +164,7 @@ class PrivacyEngine:
             prot, guard_ms = p.protect_texts(outgoing.texts, scope=scope, randomness=rand)
         out = outgoing.fill(prot.fields)
         detected = dict(sorted(Counter(s.category for s in prot.spans).items()))
-        timings = dict(prot.timings_ms, egress_guard_ms=guard_ms)
+        timings = dict(prot.timings_ms, **{Stage.EGRESS_GUARD.value: guard_ms})
         return Prepared(prot, out, detected, timings, outgoing.dropped, url_arguments(out))
 
 

@@ -158,8 +158,8 @@ class TSModels:
             return None if hit is None else str(hit["answer"])
         out = self._cloud_client().chat(messages, {"sample_id": "timeseries", "route": "cloud",
                                                    "privacy_method": "timeseries"})
-        self.calls["cloud_cached" if out["cache_hit"] else "cloud"] += 1
-        return str(out["answer"])
+        self.calls["cloud_cached" if out.cache_hit else "cloud"] += 1
+        return out.answer
 
     def ask(self, which: str, messages: List[Dict[str, str]]) -> Optional[str]:
         return self.edge(messages) if which == "edge" else self.cloud(messages)
