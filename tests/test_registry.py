@@ -36,7 +36,7 @@ def test_example_module_files_register_expected_aliases(in_repo):
     for rel in ["test_algorithms/edge_model/tab_edge_model.py", "test_algorithms/cloud_model/tab_cloud_model.py",
                 "test_algorithms/hard_sample_mining/tab_hard_sample_mining.py",
                 "test_algorithms/privacy_desensitization/tab_privacy_desensitization.py",
-                "test_env/privacy_metrics.py", "test_env/performance_metrics.py"]:
+                "test_env/tab_metrics.py"]:
         import_module_file(str(EXAMPLE / rel))
     for alias in ["TabLlamaEdgeModel", "TabPrivacyCloudModel", "pdr", "sels",
                   "leak_direct", "er_di", "er_qi", "token_precision", "edge_ratio", "latency_mean_ms"]:

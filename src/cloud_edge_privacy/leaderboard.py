@@ -8,69 +8,17 @@ nothing, then ``sels``), then the example's own utility metric (``llm_judge``: t
 answer, 0 for a sample that got none; then ``cpp``, how much of the content the sent text lost, a deterministic
 tie-breaker where a coarse judge ties), and latency last (``latency_mean_ms``, which leaves out answers replayed
 from a cache).  The direction of a metric that the job does not sort by comes from :data:`METRICS`; a metric
-known to neither is shown as ``?`` rather than guessed.
+known to neither is shown as ``?`` rather than guessed.  Directions are declared once, in
+``metrics/catalog.py``.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
-LOWER, HIGHER, INFO = "lower", "higher", "info"
+from .metrics.catalog import HIGHER, INFO, LOWER, METRICS
+
 ARROWS = {LOWER: "↓", HIGHER: "↑", INFO: "", None: "?"}
-
-
-@dataclass(frozen=True)
-class MetricInfo:
-    """How to read a metric: which way is better and what it measures (``role``: leakage, privacy, utility,
-    cost, routing or count)."""
-
-    direction: str
-    role: str
-    description: str
-
-
-METRICS: Dict[str, MetricInfo] = {
-    # leakage and privacy (TAB, PRISM)
-    "leak_direct": MetricInfo(LOWER, "leakage", "gold DIRECT identifiers found verbatim in what was sent (count)"),
-    "sels": MetricInfo(LOWER, "leakage", "sensitivity-weighted share of gold mentions that left the edge"),
-    "pdr": MetricInfo(HIGHER, "privacy", "share of gold DIRECT/QUASI mentions absent from what was sent"),
-    "er_di": MetricInfo(HIGHER, "privacy", "TAB entity recall of the masks, direct identifiers"),
-    "er_qi": MetricInfo(HIGHER, "privacy", "TAB entity recall of the masks, quasi identifiers"),
-    "token_recall": MetricInfo(HIGHER, "privacy", "TAB token recall of the masks"),
-    "token_precision": MetricInfo(HIGHER, "utility", "TAB token precision of the masks (less over-masking)"),
-    "iar": MetricInfo(HIGHER, "privacy", "1 - success of the strongest cheap attack (co-reference, oracle linking)"),
-    "iar_coref_leak": MetricInfo(LOWER, "leakage", "hidden entities still named in clear elsewhere in the sent text"),
-    "iar_reidentification": MetricInfo(LOWER, "leakage", "oracle linking with the gold quasi-identifiers (upper bound)"),
-    "iar_trir": MetricInfo(LOWER, "leakage", "TRIR: share of sent texts a background-knowledge attacker re-identifies"),
-    "trir_original": MetricInfo(INFO, "privacy", "TRIR on the unprotected originals (the risk before protection)"),
-    "iar_inference": MetricInfo(LOWER, "leakage", "LM fill-in attack: masked spans recovered"),
-    "cpp": MetricInfo(LOWER, "utility", "1 - cosine(original, sent): how much the sent text changed"),
-    "privacy_failures": MetricInfo(INFO, "count", "samples the gateway failed closed on (nothing sent)"),
-    # utility
-    "llm_judge": MetricInfo(HIGHER, "utility", "local LLM judge's 1-10 score of the final answer (0 when none)"),
-    "apr_similarity": MetricInfo(HIGHER, "utility", "cosine of the answer to the unprotected baseline's answer"),
-    "apr_judge": MetricInfo(HIGHER, "utility", "judge score with privacy / without, same samples"),
-    # completion, routing and cost
-    "n_completed": MetricInfo(HIGHER, "count", "samples that got an answer"),
-    "n_failed": MetricInfo(LOWER, "count", "samples that failed (closed): no answer, zero utility"),
-    "cache_replays": MetricInfo(INFO, "count", "samples whose answer was replayed from the response cache"),
-    "edge_ratio": MetricInfo(INFO, "routing", "share of samples answered on the edge"),
-    "edge_share": MetricInfo(INFO, "routing", "share of samples answered on the edge"),
-    "collaborative_share": MetricInfo(INFO, "routing", "share of samples answered edge-cloud together"),
-    "cloud_share": MetricInfo(INFO, "routing", "share of samples answered by the cloud"),
-    "cloud_tokens": MetricInfo(LOWER, "cost", "prompt + completion tokens exchanged with the cloud"),
-    "latency_mean_ms": MetricInfo(LOWER, "cost", "mean end-to-end latency of completed samples, cache replays left out"),
-    "lo_pct": MetricInfo(LOWER, "cost", "privacy processing time / time without it, % (replays left out)"),
-    "ti_pct": MetricInfo(LOWER, "cost", "throughput lost to privacy processing, % (replays left out)"),
-    # time series
-    "ts_sts_cloud": MetricInfo(HIGHER, "utility", "STS of the cloud's answers, original vs released values"),
-    "ts_sts_edge": MetricInfo(HIGHER, "utility", "STS of the edge's answers, original vs released values"),
-    "ts_numeric_error_cloud": MetricInfo(LOWER, "utility", "|number in the cloud answer - truth| / sensitivity"),
-    "ts_attack_event_success": MetricInfo(LOWER, "leakage", "share of samples whose release let the attacker infer the event"),
-    "ts_epsilon_series": MetricInfo(LOWER, "privacy", "largest composed ε per series (inf = no noise)"),
-    "ts_cloud_share": MetricInfo(INFO, "routing", "share of samples sent to the cloud"),
-}
 
 
 def sort_keys(sort_by: Any) -> List[Tuple[str, str]]:

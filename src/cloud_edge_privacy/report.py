@@ -131,7 +131,7 @@ def _aligned(a: Dict[str, Any], b: Dict[str, Any]) -> Tuple[List[Any], List[Any]
 
 def _summary(case: Dict[str, Any], stats: Dict[str, Dict[str, Any]], apr: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     """The deciding values of one test case, with intervals where per-sample values exist."""
-    from .metrics.per_sample import PER_SAMPLE_METRICS
+    from .metrics.catalog import per_sample_metrics
 
     row, preds = case["row"], case["preds"]
     routes = {r: sum(_route(p) == r for p in preds) for r in ROUTES}
@@ -141,9 +141,10 @@ def _summary(case: Dict[str, Any], stats: Dict[str, Dict[str, Any]], apr: Option
                            "routes": routes, "n": len(preds), "n_failed": n_failed, "n_completed": len(preds) - n_failed,
                            "est": {}}
     out["epsilon_note"] = epsilon_note(out["epsilon"])
-    for name, (kind, _) in PER_SAMPLE_METRICS.items():
+    for spec in per_sample_metrics():
+        name = spec.name
         if name in stats:
-            out["est"][name] = estimate(stats[name], kind)
+            out["est"][name] = estimate(stats[name], spec.aggregation)
         elif not math.isnan(_num(row.get(name))):
             out["est"][name] = Estimate(_num(row.get(name)), math.nan, math.nan, len(preds))
     if apr is not None:
@@ -234,7 +235,7 @@ def _columns_section(metric_names: Sequence[str], sort_by: Any) -> List[str]:
 
 
 def _metric_sections(summaries: List[Dict[str, Any]], stats: Dict[str, Dict[str, Dict[str, Any]]]) -> List[str]:
-    from .metrics.per_sample import PER_SAMPLE_METRICS
+    from .metrics.catalog import per_sample_metrics
 
     base = next((s for s in summaries if s["method"] == BASELINE), None)
     out = ["## Per-sample metrics with 95% bootstrap intervals", "",
@@ -244,7 +245,8 @@ def _metric_sections(summaries: List[Dict[str, Any]], stats: Dict[str, Dict[str,
            "*significant* means its 95% interval excludes 0. With few samples most differences are not.", ""]
     if not stats:
         return out + ["(no gold data for this job's samples: pass the test data to `report` to get intervals)", ""]
-    for name, (kind, desc) in PER_SAMPLE_METRICS.items():
+    for spec in per_sample_metrics():
+        name, kind, desc = spec.name, spec.aggregation, spec.description
         have = [s for s in summaries if name in stats.get(s["label"], {})]
         if not have:
             continue
@@ -327,7 +329,7 @@ def write_leaderboard_csv(path: str, summaries: List[Dict[str, Any]], cases: Lis
                           pareto: Optional[Dict[str, Any]] = None) -> None:
     """Compact CSV: the deciding columns first, then every per-sample metric with its interval, then the
     remaining all_rank columns of the test case."""
-    from .metrics.per_sample import PER_SAMPLE_METRICS
+    from .metrics.catalog import per_sample_metrics
 
     rows: List[Dict[str, Any]] = []
     for i, (s, c) in enumerate(zip(summaries, cases), 1):
@@ -340,7 +342,7 @@ def write_leaderboard_csv(path: str, summaries: List[Dict[str, Any]], cases: Lis
         row["pareto"] = "" if dom is None else ("front" if not dom else "dominated")
         for key in lead_columns(summaries, sort_by):
             row.update(_csv_est(key, s["est"].get(key)))
-        for key in list(PER_SAMPLE_METRICS) + ["apr_judge"] + list(s["est"]):
+        for key in [m.name for m in per_sample_metrics()] + ["apr_judge"] + list(s["est"]):
             if key not in row:
                 row.update(_csv_est(key, s["est"].get(key)))
         row["randomness"] = " | ".join(randomness)
