@@ -50,9 +50,14 @@ def main(argv=None) -> int:
     ap.add_argument("--proxy-passages", type=int, default=None, help="public passages labelled by the teacher (default 100)")
     ap.add_argument("--teacher-eval-passages", type=int, default=None,
                     help="dev passages on which the teacher is scored against gold (default 30; 0 = skip)")
-    ap.add_argument("--teacher-cache-only", action="store_true", help="never contact the LLM: fail on a cache miss")
+    ap.add_argument("--teacher-live", action="store_true",
+                    help="ask the teacher (cache, else the LLM) and score it on dev passages, instead of reusing the "
+                         "recorded answers in results/teacher_labels.json (the default when that file exists)")
+    ap.add_argument("--teacher-cache-only", action="store_true",
+                    help="--teacher-live without contacting the LLM: fail on a cache miss")
     ap.add_argument("--teacher-labels", default=None,
-                    help="reuse a saved teacher_labels.json (no LLM, no cache; the teacher is not scored on dev)")
+                    help="reuse this saved teacher_labels.json (no LLM, no cache; the teacher is not scored on dev); "
+                         "default: results/teacher_labels.json unless --teacher-live / --smoke")
     ap.add_argument("--kd-interval", type=int, default=None)
     ap.add_argument("--kd-mu", type=float, default=None, help="distillation confidence threshold (default 0.9)")
     ap.add_argument("--kd-mu-ablation", type=float, nargs="*", default=None,
@@ -161,9 +166,13 @@ def main(argv=None) -> int:
             return 2
     export = None if a.smoke else (a.export_path or str(default_model_dir()))
     # the teacher's audit log: $CEP_CACHE_DIR/kd_teacher_audit.jsonl (hashes only; the text is public anyway)
-    labeller = None if a.teacher_labels else TeacherLabeller(allow_llm=not a.teacher_cache_only)
+    record = a.teacher_labels
+    if record is None and not (a.smoke or a.teacher_live or a.teacher_cache_only) and (RESULTS / "teacher_labels.json").is_file():
+        record = str(RESULTS / "teacher_labels.json")  # the committed answers of the LLM teacher: no LLM run needed
+        print(f"teacher: recorded answers {os.path.relpath(record, ROOT)} (--teacher-live asks the teacher again)")
+    labeller = None if record else TeacherLabeller(allow_llm=not a.teacher_cache_only)
     res = run_experiment(a.train, a.dev, a.out, background_path=a.background, spec=spec, cfg=cfg, labeller=labeller,
-                         log=lambda m: print(m, flush=True), export_dir=export, teacher_record=a.teacher_labels)
+                         log=lambda m: print(m, flush=True), export_dir=export, teacher_record=record)
     print(open(os.path.join(a.out, "grid.md"), encoding="utf-8").read())
     print(f"wrote {a.out} in {time.perf_counter() - t0:.1f} s"
           + (f" (teacher LLM calls: {labeller.calls})" if labeller else ""))

@@ -325,11 +325,17 @@ def test_bench_script_smoke_with_distillation_methods(fake_cloud, monkeypatch, t
     # re-run from the cache alone, then from the saved record: no new request reaches the endpoint
     first = {(r["method"], r["epsilon"]): r["PSR"] for r in blob["rows"]}
     assert mod.main(argv + ["--teacher-cache-only"]) == 0
+    # the record inside the output directory (the default experiment's case): the live run's teacher files stay
+    assert json.loads((out / "teacher_labels.json").read_text())["teacher"]["model"] == "fake"
+    kept = {n: (out / n).read_text() for n in ("teacher_labels.json", "teacher.md", "teacher.json")}
+    assert mod.main(argv + ["--teacher-labels", str(out / "teacher_labels.json")]) == 0
+    assert {n: (out / n).read_text() for n in kept} == kept and "dev passages" in kept["teacher.md"]
     (tmp_path / "rec.json").write_text((out / "teacher_labels.json").read_text())
     assert mod.main(argv + ["--teacher-labels", str(tmp_path / "rec.json")]) == 0
     assert len(fake_cloud.requests) == n_req
     again = json.loads((out / "grid_rows.json").read_text())["rows"]
     assert {(r["method"], r["epsilon"]): r["PSR"] for r in again} == first  # same labels, same seeds: same numbers
+    assert json.loads((out / "teacher.json").read_text())["teacher"]["model"] == "fake"  # a copied record names its teacher
 
 
 def test_teacher_record_is_reread_against_the_public_text(tmp_path):

@@ -282,7 +282,8 @@ def run_experiment(train_path: str, dev_path: str, out_dir: str, *, background_p
         background = load_background(background_path)
         if teacher_record:
             passages, results, pinfo = load_teacher_record(teacher_record, background)
-            teacher_meta = {"teacher": {"record": teacher_record}, "proxy": pinfo}
+            teacher_meta = {"teacher": _recorded_teacher(teacher_record), "proxy": pinfo,
+                            "answers": f"recorded ({os.path.basename(teacher_record)}), not asked again"}
         else:
             passages, pinfo = proxy_passages(background, list(train_docs) + list(dev_docs), spec.n_proxy,
                                              max_tokens=spec.passage_tokens, min_tokens=spec.passage_min_tokens)
@@ -304,12 +305,16 @@ def run_experiment(train_path: str, dev_path: str, out_dir: str, *, background_p
             timings["teacher_dev_seconds"] = round(time.perf_counter() - t, 1)
         if labeller is not None:
             teacher_meta["llm_calls"] = dict(labeller.calls)
-        with open(os.path.join(out_dir, "teacher_labels.json"), "w", encoding="utf-8") as fh:
-            json.dump({"teacher": teacher_meta.get("teacher"), "proxy": pinfo,
-                       "passages": [{"pid": p.pid, "source": p.source, "start": p.start, "end": p.end}
-                                    for p in passages],
-                       "records": [r.to_record() for r in results]}, fh, indent=1, ensure_ascii=False)
-        write_teacher_report(out_dir, teacher_meta)
+        labels_out = os.path.join(out_dir, "teacher_labels.json")
+        if teacher_record and os.path.abspath(teacher_record) == os.path.abspath(labels_out):
+            log("teacher: the recorded answers in the output directory are reused; its teacher files are kept")
+        else:
+            with open(labels_out, "w", encoding="utf-8") as fh:
+                json.dump({"teacher": teacher_meta.get("teacher"), "proxy": pinfo,
+                           "passages": [{"pid": p.pid, "source": p.source, "start": p.start, "end": p.end}
+                                        for p in passages],
+                           "records": [r.to_record() for r in results]}, fh, indent=1, ensure_ascii=False)
+            write_teacher_report(out_dir, teacher_meta)
         log(f"teacher: {teacher_meta['proxy_summary']}")
     if "minilm" in spec.models:
         t = time.perf_counter()
@@ -377,6 +382,12 @@ def run_experiment(train_path: str, dev_path: str, out_dir: str, *, background_p
                 loadavg_end=[round(v, 2) for v in os.getloadavg()], cpu_seconds=_cpu_seconds())
     dump_results(out_dir, rows, meta, teacher_meta, plots=True)
     return {"rows": rows, "meta": meta, "teacher": teacher_meta}
+
+
+def _recorded_teacher(path: str) -> Any:
+    """The teacher a saved ``teacher_labels.json`` names (endpoint kind, model, prompt version, generation)."""
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh).get("teacher")
 
 
 def everything_precision(dev_docs: Sequence[TabDocument]) -> float:
