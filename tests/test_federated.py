@@ -274,6 +274,8 @@ def test_ianvs_aggregator_dp_ftrl_is_the_simulation_server():
         want = ref.step(torch.as_tensor(g), [(torch.as_tensor(u), 1.0) for u in ups]).numpy()
         assert np.array_equal(out, want)
         g = out
+    with pytest.raises(ValueError, match="rounds=3"):  # a 4th release would exceed the accounted budget
+        agg.aggregate([C(5, g, rounds[0][0])])
     # the tree noise is there (z > 0): without it the result would be the clipped mean of the updates
     plain = base + sum(u * min(1.0, 1.0 / np.linalg.norm(u)) for r in rounds for u in r) / 2
     assert not np.allclose(g, plain, atol=1e-3)

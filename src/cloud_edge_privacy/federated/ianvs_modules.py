@@ -185,6 +185,9 @@ class DetectorAggregator:
         ups = [(torch.as_tensor(np.asarray(c.weights["update"]), dtype=torch.float32), float(c.num_samples))
                for c in clients if c.weights.get("update") is not None and c.num_samples > 0]
         self.rounds += 1
+        if self.method.privacy == "tree" and self.rounds > self.fed.rounds:
+            raise ValueError(f"aggregation round {self.rounds} > hyperparameter rounds={self.fed.rounds}: DP-FTRL's noise "
+                             "is calibrated for that many rounds (set it to the testenv's round)")
         server = self._server_for(base)
         if self.method.privacy == "tree":  # the tree advances every round, with or without updates
             return [server.step(base, ups).numpy()]
