@@ -1,13 +1,13 @@
 """Edge model: a small local LLM through llama-cpp-python over a GGUF file."""
 from __future__ import annotations
 
-import os
 import threading
 import time
 from functools import lru_cache
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..hashing import stable_hash
+from . import usable_cpus
 from .catalog import MODELS, cache_dir, model_path
 from .response_cache import ResponseCache
 
@@ -59,7 +59,7 @@ class LlamaEdgeModel:
         self.max_tokens = int(max_tokens)
         self.temperature = float(temperature)
         self.seed = int(seed)
-        self.n_threads = int(n_threads or os.cpu_count() or 2)
+        self.n_threads = int(n_threads or usable_cpus())
         self.sha256 = MODELS[model].sha256 if model in MODELS else None
         self.cache = ResponseCache(cache_dir() / "edge_cache") if cache else None
         self._llm = None

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import os
 import socket
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Dict, List, Optional
 
 from ..errors import CloudCallError
+from . import usable_cpus
 from .catalog import cache_dir, model_path
 
 SERVER_SEED = 42
@@ -42,7 +42,7 @@ class LocalServer:
         self.model = model
         self.path = str(model_path(model))
         self.n_ctx = n_ctx
-        self.n_threads = n_threads or os.cpu_count() or 2
+        self.n_threads = n_threads or usable_cpus()
         self.port = port or free_port()
         self.proc: Optional[subprocess.Popen] = None
         self.log_path = cache_dir() / f"llama_server_{self.port}.log"
@@ -142,7 +142,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     p.add_argument("--model-alias", default=None)
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--n-ctx", type=int, default=4096)
-    p.add_argument("--n-threads", type=int, default=os.cpu_count() or 2)
+    p.add_argument("--n-threads", type=int, default=usable_cpus())
     p.add_argument("--seed", type=int, default=SERVER_SEED)
     a = p.parse_args(argv)
     app = build_app(a.model, a.model_alias or a.model, a.port, a.n_ctx, a.n_threads, a.seed)
