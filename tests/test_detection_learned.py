@@ -66,6 +66,16 @@ def test_candidate_features_describe_case_shape_and_agreement():
     assert f["lower"] == 1.0 and f["src=names:list"] == 1.0 and f["fam=learned"] == 1.0 and f["n_families"] == 0.5
 
 
+def test_institution_features_tell_a_generic_office_from_a_placed_one():
+    def f(surface):
+        return features(surface, [Span(0, len(surface), "ORG", 0.8, "spacy:ORG")])
+
+    assert f("Principal Public Prosecutor")["generic_institution"] == 1.0
+    assert f("Military Service Act")["generic_institution"] == 1.0
+    assert f("Izmir Public Prosecutor")["generic_institution"] == 0.0 and f("Izmir Public Prosecutor")["institution"]
+    assert "institution" not in f("Acme Holdings")
+
+
 def _require_model():
     if not (MODEL_DIR / "meta.json").is_file():
         pytest.fail(f"{MODEL_DIR}: the committed learned model is missing (scripts/train_learned_ner.py --fold all)")

@@ -216,6 +216,15 @@ def test_town_names_that_are_common_words_need_a_place_cue():
 
     text = "Reading is fun. Nice to meet you. Mobile phones are cheap; 친구 다시 만나요."
     assert not _found(PlaceRecognizer(), text)
+    # after a cue, but inside a longer capitalised name: not a town ("Human" is one in GeoNames)
+    assert not _found(PlaceRecognizer(), "the European Court of Human Rights held that")
+    assert "Reading" in _found(PlaceRecognizer(), "we stayed in Reading. It rained.")
+
+
+def test_court_formations_tagged_as_facilities_are_public():
+    assert is_public_institution("Fourth Section of the Court", "LOC")
+    assert is_public_institution("Grand Chamber", "LOC")
+    assert not is_public_institution("Leeds General Infirmary", "LOC")
 
 
 @pytest.mark.parametrize("text, surface", [

@@ -23,6 +23,13 @@ from ..spans import Span, is_secret
 # Fitted together with the learned model they were calibrated for, and stored next to it.
 WEIGHTS = Path(__file__).with_name("learned") / "model" / "decider.json"
 _WORD = re.compile(r"[^\W\d_]+")
+# Words naming an office, a body or an enactment.  "Principal Public Prosecutor", "Immigration Appeals Board" or
+# "Military Service Act" name no one (TAB leaves them unmasked); "Izmir Public Prosecutor" names a place with it.
+_INSTITUTION = re.compile(
+    r"\b(?:Court|Courts|Prosecutor|Prosecutors|Procurator|Board|Authority|Authorities|Directorate|Ministry|Minister|"
+    r"Office|Department|Treasury|Act|Code|Regulations?|Inspector|Inspectorate|Chamber|Division|Council|Agency|"
+    r"Service|Committee|Tribunal|Commission|Commissioner|Section|Government|Parliament|Assembly|Police|Counsel|"
+    r"Registry|Registrar|Ombudsman|Municipality|Municipalities|Governor|Treaty|Convention|Law)\b")
 
 
 def source_key(source: str) -> str:
@@ -72,6 +79,11 @@ def features(text: str, group: Sequence[Span]) -> Dict[str, float]:
     f["long"] = float(len(words) >= 4)
     f["common_word"] = float(len(words) == 1 and english_zipf(words[0].lower()) >= 4.5)
     f["sentence_start"] = float(start == 0 or bool(re.search(r"[.!?\n:]\s*$", text[max(0, start - 3):start])))
+    if _INSTITUTION.search(surface):
+        # an institution, and whether every other capitalised word is an everyday one (no proper name in it)
+        proper = [w for w in words if w[:1].isupper() and not _INSTITUTION.fullmatch(w) and english_zipf(w.lower()) < 3.5]
+        f["institution"] = 1.0
+        f["generic_institution"] = float(not proper)
     return f
 
 

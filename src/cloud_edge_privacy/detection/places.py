@@ -20,6 +20,7 @@ _LATIN_RUN = re.compile(r"[A-ZÀ-ÞĀ-ſ][^\W\d_]*(?:[-'’][^\W\d_]+)*(?:[ -](?
 _OTHER_SCRIPT_WORD = re.compile(r"[\u0370-\u03ff\u0400-\u04ff\u0590-\u06ff\u0900-\u0dff\u0e00-\u0e7f]+"
                                 r"(?:[ -][\u0370-\u03ff\u0400-\u04ff\u0590-\u06ff\u0900-\u0dff\u0e00-\u0e7f]+){0,2}")
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff\u3005\u3040-\u30ff\uac00-\ud7a3]+")
+_NEXT_CAPITALISED = re.compile(r" [A-Z][a-z]")  # the next word starts a longer capitalised name
 _CUE_BEFORE = re.compile(r"(?i)\b(?:in|near|from|to|at|of|around|outside|nach|aus|bei|à|de|en|a|di|da|w|z|bij|"
                          r"naar|uit|i|till|från|nahe|près de|cerca de|vicino a)\s+$")
 # Han/Kana administrative units: the name is a short run ending in the unit (chains: 印旛郡酒々井町).
@@ -97,8 +98,10 @@ class PlaceRecognizer:
         out: List[Span] = []
         for m in _LATIN_RUN.finditer(text):
             for start, end, name in _longest_names(text, m, latin):
-                if " " not in name and _common_word(name) and not _CUE_BEFORE.search(text[max(0, start - 14):start]):
-                    continue
+                if " " not in name and _common_word(name) and (not _CUE_BEFORE.search(text[max(0, start - 14):start])
+                                                                or _NEXT_CAPITALISED.match(text, end)):
+                    continue  # an everyday word: a place only after a cue, and not inside a longer name
+                    # ("Court of Human Rights", "Reading Festival")
                 out.append(Span(start, end, "LOC", 0.6, "place:gazetteer"))
         lower = _lower_gazetteer()
         for m in _LOWER_AFTER_CUE.finditer(text):  # "a hotel in westminster": typed in lower case

@@ -15,6 +15,8 @@ _INSTITUTION = re.compile(
     r"^(?:the\s+)?(?:(?:[A-Z][a-z]+\s+)*(?:Court|Chamber|Grand Chamber|Council|Government|State|Commission|"
     r"Registry|Registrar|Tribunal|Section|Convention|Parliament|Assembly|Ministry|Committee|Office|Agency)"
     r"(?:\s+of\s+[A-Z][\w ]+)?|European Commission of Human Rights|inter alia)$")
+_FORMATION = re.compile(r"^(?:the\s+)?(?:(?:First|Second|Third|Fourth|Fifth|Sixth)\s+Section|Grand\s+Chamber)"
+                        r"(?:\s+of\s+the\s+Court)?$")
 _LEGAL_FORM = re.compile(r"\b(?:LTD|LLC|INC|PLC|GMBH|AG|SA|SARL|SPA|SRL|BV|NV|AB|CORP|CO)\b\.?")
 # "<State> Government" / "<State> authorities" / "Government of <State>": the respondent party.
 _GOVERNMENT = re.compile(r"^(?:the\s+)?(?:[A-Z][\w-]+\s+)*(?:Government|authorities)$|^(?:the\s+)?Government of\s",
@@ -31,6 +33,8 @@ def is_public_institution(surface: str, category: str) -> bool:
     if text.isupper() and len(text) > 3 and category in ("ORG", "LOC", "MISC") and not _LEGAL_FORM.search(text):
         return True
     if category == "ORG" and _INSTITUTION.match(text):
+        return True
+    if category == "LOC" and _FORMATION.match(text):  # "Fourth Section", "Grand Chamber" tagged as facilities
         return True
     if category == "LOC":
         from ..desensitization.gazetteer import country_of
