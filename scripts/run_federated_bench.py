@@ -116,7 +116,8 @@ def main(argv=None) -> int:
         from cloud_edge_privacy.federated import scoring
 
         rows = scoring.score_recognizers(a.export_path or str(default_model_dir()),
-                                         {"TAB dev": a.dev, "real prompts (PUPA TNB)": a.prompts})
+                                         {"TAB dev": a.dev, "real prompts (PUPA TNB)": a.prompts},
+                                         log=lambda m: print(m, flush=True))
         os.makedirs(a.out, exist_ok=True)
         with open(os.path.join(a.out, "recognizers.md"), "w", encoding="utf-8") as fh:
             fh.write(scoring.markdown(rows))

@@ -70,3 +70,15 @@ def test_solver_rejects_bad_target_and_keeps_upper_end():
         dp.solve_noise_multiplier(lambda z: 1.0 / z, math.inf)
     z = dp.solve_noise_multiplier(lambda z: 1.0 / z, 4.0)  # exact root 0.25
     assert 1.0 / z <= 4.0 and z == pytest.approx(0.25, rel=1e-9)
+
+
+@pytest.mark.parametrize("n_windows", [5, 17, 100])
+def test_dpsgd_schedule_is_what_opacus_runs(n_windows):
+    """The accounted schedule is Opacus's: its private loader samples with rate 1/len(loader), len(loader) steps."""
+    import torch
+    from opacus.data_loader import DPDataLoader
+
+    dl = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.zeros(n_windows, 1)), batch_size=16)
+    pdl = DPDataLoader.from_data_loader(dl)
+    q, steps = dp.dpsgd_schedule(n_windows, 16, local_epochs=1, rounds=1)
+    assert pdl.sample_rate == pytest.approx(q) and len(pdl) == steps

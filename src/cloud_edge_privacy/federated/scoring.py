@@ -30,8 +30,10 @@ def _score(analyze_many: Callable[[Sequence[str]], List[List[Any]]], path: str) 
     return out
 
 
-def score_recognizers(model_dir: str, sets: Mapping[str, str]) -> List[Dict[str, Any]]:
-    """For each exported model: the model alone and the ``federated`` preset (structured + regex + the model)."""
+def score_recognizers(model_dir: str, sets: Mapping[str, str],
+                      log: Callable[[str], None] = lambda _: None) -> List[Dict[str, Any]]:
+    """For each exported model: the model alone and the ``federated`` preset (structured + regex + the model);
+    ``log`` gets one line per scored row (progress: a row takes minutes on a shared machine)."""
     from ..detection.presets import PRESETS
     from .model import load_model, predict_spans
 
@@ -51,9 +53,11 @@ def score_recognizers(model_dir: str, sets: Mapping[str, str]) -> List[Dict[str,
         try:
             detector = PRESETS["federated"][1]()
             for set_name, set_path in sets.items():
-                rows.append({"model": label, "as": "model alone", "set": set_name, **_score(alone, set_path)})
-                rows.append({"model": label, "as": "preset federated", "set": set_name,
-                             **_score(detector.analyze_many, set_path)})
+                for how, fn in (("model alone", alone), ("preset federated", detector.analyze_many)):
+                    rows.append({"model": label, "as": how, "set": set_name, **_score(fn, set_path)})
+                    r = rows[-1]
+                    log(f"{label} | {how} | {set_name}: PSR {r['PSR']:.3f}, token precision "
+                        f"{r['token_precision']:.3f} ({r['seconds']} s)")
         finally:
             if old is None:
                 os.environ.pop("CEP_FEDERATED_MODEL_DIR", None)
