@@ -160,6 +160,10 @@ def test_public_institution_filter():
 class _FixedRecognizer:
     """Returns the spans of the given surfaces (logic test of the pipeline, not of a model)."""
 
+    from cloud_edge_privacy.detection.recognizer import ALL_TAB, declare
+
+    spec = declare("fixed", ALL_TAB, {"fixed": 0})
+
     def __init__(self, *surfaces_and_categories):
         self.items = surfaces_and_categories
 

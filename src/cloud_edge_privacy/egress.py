@@ -24,10 +24,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
+from .detection.recognizer import builtin_identifying
 from .gateway import ProtectedFields
 from .spans import Span
 
-IDENTIFYING = ("PERSON", "CODE", "ORG", "LOC")
+IDENTIFYING = builtin_identifying()  # PERSON, CODE, ORG, LOC: what the recognizers declare identifying
 _TITLES = {"mr", "mrs", "ms", "miss", "mme", "dr", "prof", "professor", "judge", "sir", "madam", "lord", "lady"}
 _WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
 _DIGITS = re.compile(r"\d{4,}")

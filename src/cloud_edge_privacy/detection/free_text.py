@@ -6,6 +6,7 @@ import re
 from typing import List
 
 from ..spans import Span
+from .recognizer import declare
 
 _CAP = r"[A-ZÀ-ÞĀ-ſ](?:[\w'’-]|\.(?=\w))*"
 _STREET_SUFFIX = (r"Street|St\.?|Road|Rd\.?|Avenue|Ave\.?|Lane|Ln\.?|Way|Drive|Dr\.?|Rise|Close|Court|Ct\.?|Place|Pl\.?|"
@@ -120,7 +121,7 @@ class AddressRecognizer:
     English, Romance, German/Dutch/Nordic, Polish and Portuguese forms; Cyrillic, Han, Japanese and Korean
     address forms; UK postcodes on their own."""
 
-    name = "address"
+    spec = declare("address", {"LOC"}, {"address": 4})
 
     def analyze(self, text: str) -> List[Span]:
         out = [Span(m.start(), m.end(), "LOC", 0.85, "address:street") for m in _ADDRESS.finditer(text)
@@ -142,7 +143,7 @@ class OrganisationRecognizer:
     names, institutions (universities, schools, hospitals, banks...), the capitalised name right after a
     work cue ("worked at", "bei", "chez", "employer:"), and names joined by "&" in any case ("h&r technology")."""
 
-    name = "organisations"
+    spec = declare("organisations", {"ORG"}, {"org": 1.8})
 
     def analyze(self, text: str) -> List[Span]:
         out = [Span(m.start(), m.end(), "ORG", 0.75, "org:pattern") for m in _ORG.finditer(text)
@@ -157,7 +158,7 @@ class AgePlaceRecognizer:
     """Ages ("34 years old", "she turns 50", "12 jaar", "(7)") as DEM, and places after a residence cue
     ("I live in X", "near X", "wohne in X") as LOC."""
 
-    name = "age_place"
+    spec = declare("age_place", {"DEM", "LOC"}, {"age": 1, "place": 0.5})
 
     def analyze(self, text: str) -> List[Span]:
         out = []
@@ -189,7 +190,7 @@ class DateAndPlaceRecognizer:
     "3 June" without a year, year ranges) as DATETIME, and a capitalised place closing a clause after "in",
     "near", "nach", "à"... ("... in Fulda.") as LOC."""
 
-    name = "date_place"
+    spec = declare("date_place", {"DATETIME", "LOC"}, {"place": 0.5})
 
     def analyze(self, text: str) -> List[Span]:
         from ..lexicon import english_stop_words
@@ -250,7 +251,7 @@ class CourtTextRecognizer:
     the Court of Justice, military units ("Catterick garrison") and the law firm after "represented by" as ORG;
     ages in words ("aged sixty three") as DEM, and durations ("eight days") as DATETIME."""
 
-    name = "court_text"
+    spec = declare("court_text", {"DEM", "LOC", "ORG", "DATETIME"}, {"org": 1.8, "place": 0.5, "age": 1})
 
     def analyze(self, text: str) -> List[Span]:
         out = [Span(m.start(), m.end(), "DEM", 0.7, "org:demonym") for m in _DEMONYM.finditer(text)]

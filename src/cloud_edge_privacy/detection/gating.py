@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from typing import List, Optional, Sequence, Tuple
 
+from dataclasses import replace
+
 from ..spans import Span
+from .recognizer import Reads, RecognizerSpec, spec_of
 from .tab_ner_recognizer import informative_sentences
 
 LONG_TEXT = 4000  # characters: above this, a text is read sentence by sentence
@@ -19,14 +22,17 @@ LONG_TEXT = 4000  # characters: above this, a text is read sentence by sentence
 class SentenceGate:
     """Wraps a recognizer with ``analyze_many``: short texts whole, long texts by informative sentence."""
 
-    reads_found = True  # the Detector hands over what the recognizers before it found
-
     def __init__(self, inner: object, long_text: int = LONG_TEXT, long_inner: Optional[object] = None) -> None:
         self.inner = inner
         self.long_text = long_text
         # a differently configured recognizer for long texts (court judgments), e.g. without public institutions
         self.long_inner = long_inner if long_inner is not None else inner
-        self.name = getattr(inner, "name", type(inner).__name__)
+        # the inner recognizer's declaration; it reads what the recognizers before it found (to skip sentences)
+        self.spec: RecognizerSpec = replace(spec_of(inner), reads=Reads.FOUND)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
 
     def check(self) -> None:
         getattr(self.inner, "check", lambda: None)()

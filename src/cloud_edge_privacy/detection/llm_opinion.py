@@ -12,6 +12,7 @@ import re
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from ..spans import Span
+from .recognizer import Reads, declare
 
 Chat = Callable[[List[Dict[str, str]]], str]
 _REDACTED = "[REDACTED]"
@@ -60,8 +61,7 @@ class LLMOpinionRecognizer:
     """Private items the recognizers missed, as the local edge LLM sees them (category MISC: the model's
     category guesses are not trusted)."""
 
-    name = "llm_opinion"
-    reads_found = True  # the Detector passes the spans found so far
+    spec = declare("llm_opinion", {"MISC"}, {"llm_opinion": 0}, Reads.FOUND)
 
     def __init__(self, chat: Optional[Chat] = None, max_chars: int = 2000) -> None:
         self._chat = chat

@@ -15,6 +15,7 @@ from typing import FrozenSet, List, Tuple
 from ..lexicon import (is_cjk, english_and_common, english_stop_words, english_zipf, known_names, name_lists,
                        stop_words)
 from ..spans import Span
+from .recognizer import declare
 
 _LATIN_WORD = r"[^\W\d_][^\W\d_'’-]*(?:[-'’][^\W\d_]+)*"
 # Cues after which the next 1-3 name-like tokens are a person (several languages).
@@ -62,7 +63,7 @@ class NameRecognizer:
       in text of another script, or after 叫/是/给; any short run before an honorific (さん, 先生, 님).
     """
 
-    name = "names"
+    spec = declare("names", {"PERSON"}, {"names": 2.6})
 
     def analyze(self, text: str) -> List[Span]:
         first, last = name_lists()

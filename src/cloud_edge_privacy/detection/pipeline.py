@@ -6,27 +6,27 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..spans import Span, surface_pattern
 from .public_parties import drop_public_parties
+from .recognizer import builtin_identifying, builtin_priorities, identifying, priorities, run_recognizer, spec_of
 from .structured import SECRET_PREFIX
 
-# When merged spans disagree on category, the more specific source wins.
-_SOURCE_PRIORITY = {"secret": 5, "structured": 4, "address": 4, "regex": 3, "names": 2.6, "tab_ner": 2, "federated": 2,
-                    "org": 1.8, "learned": 1.5, "tabular": 1, "spacy": 1, "presidio": 1, "age": 1, "place": 0.5,
-                    "shape": 0.2, "coref": 0}
-_PROPAGATE = {"PERSON", "ORG", "LOC", "CODE"}
+# When merged spans disagree on category, the more specific source wins: the priorities and the propagated
+# (identifying) categories are derived from the recognizers' declarations (see recognizer.py).
 _ACRONYM = re.compile(r"\s*\((?:the\s+)?[“\"]?([A-Z]{2,8})[”\"]?\)")
 _TITLES = {"mr", "mrs", "ms", "dr", "judge", "mr.", "mrs.", "ms.", "dr."}
 
 
-def _priority(span: Span) -> tuple:
-    return (_SOURCE_PRIORITY.get(span.source.split(":")[0], 0), span.end - span.start, span.category)
+def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] = None) -> List[Span]:
+    """Merge overlapping spans into their union (safer for privacy); category from the best source
+    (``priority``: source prefix -> priority, default the shipped recognizers' declarations; unknown: 0)."""
+    table = builtin_priorities() if priority is None else priority
 
+    def rank(span: Span) -> tuple:
+        return (table.get(span.source.split(":")[0], 0), span.end - span.start, span.category)
 
-def merge_spans(spans: Iterable[Span]) -> List[Span]:
-    """Merge overlapping spans into their union (safer for privacy); category from the best source."""
     ordered = sorted(spans, key=lambda s: (s.start, -s.end, s.category, s.source))
     merged: List[Span] = []
     group: List[Span] = []
@@ -37,7 +37,7 @@ def merge_spans(spans: Iterable[Span]) -> List[Span]:
             end = max(end, span.end)
             continue
         if group:
-            best = max(group, key=_priority)
+            best = max(group, key=rank)
             merged.append(Span(group[0].start, end, best.category, max(s.score for s in group), best.source))
         if span is not None:
             group, end = [span], span.end
@@ -48,17 +48,21 @@ def _normalize(surface: str) -> str:
     return re.sub(r"\s+", " ", surface.strip()).lower()
 
 
-def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3) -> List[Span]:
+def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3,
+                       propagated: Optional[FrozenSet[str]] = None,
+                       priority: Optional[Mapping[str, float]] = None) -> List[Span]:
     """Add every other occurrence of a detected entity's surface form (and a person's surname).
 
     One unmasked mention defeats masking all the others, so co-reference by normalized surface form
     is applied to names, organisations, places and codes.  A surname shorter than ``min_len`` that came
     with a title ("Mr Li") propagates too, but only in its capitalised form.  Copies of a secret stay secrets.
+    ``propagated``: the categories to propagate (default: those the shipped recognizers declare identifying).
     """
+    cats = builtin_identifying() if propagated is None else propagated
     forms: Dict[str, Tuple[str, str]] = {}
     exact: Dict[str, str] = {}
     for s in spans:
-        if s.category not in _PROPAGATE:
+        if s.category not in cats:
             continue
         surface = text[s.start : s.end]
         source = SECRET_PREFIX + "coref" if s.source.startswith(SECRET_PREFIX) else "coref"
@@ -87,7 +91,7 @@ def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3) -> Li
     for form, cat in exact.items():
         for m in surface_pattern(form).finditer(text):  # case-sensitive: "Li", "EAT"
             extra.append(Span(m.start(), m.end(), cat, 0.7, "coref"))
-    return merge_spans(list(spans) + extra)
+    return merge_spans(list(spans) + extra, priority)
 
 
 class Detector:
@@ -102,6 +106,10 @@ class Detector:
 
             recognizers = build_detector("default").recognizers
         self.recognizers = list(recognizers)
+        # derived from the recognizers' declarations (a recognizer without one is a clear TypeError here)
+        specs = [spec_of(r) for r in self.recognizers]
+        self.priority = priorities(specs)
+        self.propagated = identifying(specs)
         self.propagate = propagate
         self.name = name
         # Decides per candidate (overlapping spans of all recognizers) what to keep, before propagation.
@@ -152,18 +160,10 @@ class Detector:
         found: List[List[Span]] = [[] for _ in texts]
         for rec in self.recognizers:
             t0 = time.perf_counter()
-            many = getattr(rec, "analyze_many", None)
-            if many is None:
-                results = [rec.analyze(t) for t in texts]  # type: ignore[attr-defined]
-            elif getattr(rec, "skip_plain", False) or getattr(rec, "reads_found", False):
-                # it reads what the recognizers before it found (to skip it, or to show it redacted)
-                results = many(texts, found=found)
-            else:
-                results = many(texts)
-            for acc, spans in zip(found, results):
+            for acc, spans in zip(found, run_recognizer(rec, texts, found)):
                 acc.extend(spans)
             if timings is not None:
-                key = getattr(rec, "name", type(rec).__name__)
+                key = spec_of(rec).name
                 timings[key] = timings.get(key, 0.0) + time.perf_counter() - t0
         return found
 
@@ -172,7 +172,8 @@ class Detector:
         # is one span, "Gitte" alone elsewhere is still a mention.  It merges what it returns.
         if self.decider is not None:
             spans = self.decider.keep(text, spans)  # type: ignore[attr-defined]
-        spans = propagate_mentions(text, spans) if self.propagate else merge_spans(spans)
+        spans = propagate_mentions(text, spans, propagated=self.propagated, priority=self.priority) \
+            if self.propagate else merge_spans(spans, self.priority)
         return drop_public_parties(text, spans) if self.drop_public_parties else spans
 
 

@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Dict, FrozenSet, List, Tuple
 
 from ..spans import Span
+from .recognizer import declare
 
 _LATIN_RUN = re.compile(r"[A-ZÀ-ÞĀ-ſ][^\W\d_]*(?:[-'’][^\W\d_]+)*(?:[ -](?:(?:de|del|la|le|sur|am|an|der|di|op|upon|on|"
                         r"im|en)[ -])?[A-ZÀ-ÞĀ-ſ][^\W\d_]*(?:[-'’][^\W\d_]+)*){0,2}")
@@ -91,7 +92,7 @@ class PlaceRecognizer:
     """Towns and cities: GeoNames names (Latin, Cyrillic, Greek, Arabic, Devanagari, Han, Kana, Hangul...),
     and Han/Kana/Hangul names ending in an administrative unit.  LOC, QUASI-identifying."""
 
-    name = "places"
+    spec = declare("places", {"LOC"}, {"place": 0.5})
 
     def analyze(self, text: str) -> List[Span]:
         latin, other = gazetteer()

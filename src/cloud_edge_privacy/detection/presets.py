@@ -28,8 +28,12 @@ from typing import Callable, Dict, List, Optional, Tuple
 from ..errors import ModelFileError
 from ..spans import Span
 from .pipeline import Detector
+from .recognizer import ALL_TAB, Declared, declare
 from .regex_recognizer import RegexRecognizer
 from .structured import StructuredRecognizer
+
+# The federated model (``cloud_edge_privacy.federated``) is declared here, where the preset uses it.
+FEDERATED_SPEC = declare("federated", ALL_TAB, {"federated": 2})
 
 
 def _user_prompt_recognizers() -> List[object]:
@@ -148,7 +152,8 @@ def _federated() -> Detector:
     except ImportError as exc:
         raise ModelFileError(f"detector 'federated' needs cloud_edge_privacy.federated.recognizer.FederatedRecognizer "
                              f"(the federated training module): {exc}") from exc
-    return Detector([StructuredRecognizer(), RegexRecognizer(), FederatedRecognizer()], name="federated")
+    return Detector([StructuredRecognizer(), RegexRecognizer(), Declared(FederatedRecognizer(), FEDERATED_SPEC)],
+                    name="federated")
 
 
 def _spacy_only() -> Detector:

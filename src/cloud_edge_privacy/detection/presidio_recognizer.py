@@ -11,6 +11,7 @@ from typing import Any, List
 
 from ..spans import Span
 from .spacy_recognizer import DEFAULT_MODEL
+from .recognizer import declare
 
 LABEL_MAP = {
     "PERSON": "PERSON", "LOCATION": "LOC", "NRP": "DEM", "DATE_TIME": "DATETIME", "ORGANIZATION": "ORG",
@@ -39,7 +40,7 @@ class PresidioRecognizer:
     """Presidio's analyzer (its NER and pattern recognizers) with its types mapped to TAB categories;
     types without a mapping are kept as MISC."""
 
-    name = "presidio"
+    spec = declare("presidio", set(LABEL_MAP.values()) | {"MISC"}, {"presidio": 1})
 
     def __init__(self, min_score: float = 0.4) -> None:
         self.min_score = min_score

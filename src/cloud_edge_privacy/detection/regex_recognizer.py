@@ -5,6 +5,7 @@ import re
 from typing import Callable, Iterable, List, Optional, Tuple
 
 from ..spans import Span
+from .recognizer import declare
 
 _MONTHS = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
 _CURRENCY = (r"(?:euros?|EUR|USD|dollars?|pounds?|GBP|francs?|CHF|kroner|kronor|zlotys?|PLN|lire|liras?|"
@@ -57,7 +58,7 @@ class RegexRecognizer:
     numbers, long numbers, dates (English month names, numeric, ISO, years), amounts with currencies,
     titled names ("Mr A. Rönquist") and ages ("aged 46")."""
 
-    name = "regex"
+    spec = declare("regex", {"CODE", "DATETIME", "QUANTITY", "PERSON", "DEM"}, {"regex": 3})
 
     def __init__(self, patterns: Optional[Iterable[str]] = None) -> None:
         wanted = set(patterns) if patterns else None

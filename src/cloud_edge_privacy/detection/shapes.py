@@ -12,6 +12,7 @@ import re
 from typing import List
 
 from ..spans import Span
+from .recognizer import declare
 
 _WORD = re.compile(r"(?<![\w@#/.\\-])[^\W\d_][\w’'-]*[\w](?![\w@/\\-]|\.\w)")
 _CAMEL = re.compile(r"^[A-Za-z]*[a-z][A-Z][A-Za-z]*$|^[A-Z][a-z]+[A-Z][A-Za-z]*$")
@@ -24,7 +25,7 @@ class ShapeRecognizer:
     words and capitalised words (inside a sentence) rare in English (Zipf < 2.5), and lower-case words English
     does not know."""
 
-    name = "shape"
+    spec = declare("shape", {"MISC"}, {"shape": 0.2})
 
     def analyze(self, text: str) -> List[Span]:
         from ..lexicon import english_zipf, stop_words

@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 from ..spans import SECRET_PREFIX, Span, is_secret  # noqa: F401 (is_secret re-exported)
+from .recognizer import declare
 # Regions tried for a national-format phone number (no +country prefix), most common first.
 PHONE_REGIONS = ("US", "GB", "DE", "FR", "ES", "IT", "NL", "PL", "SE", "BR", "PT", "IN", "JP", "CN", "KR", "RU",
                  "UA", "GR", "TR", "IE", "AU", "CA", "CH", "AT", "BE", "DK", "NO", "FI", "CZ", "MX", "AR", "ZA", "NG")
@@ -179,7 +180,7 @@ class StructuredRecognizer:
     user segments of file paths; @handles and values after ``user=``/``username``.  Category CODE throughout.
     """
 
-    name = "structured"
+    spec = declare("structured", {"CODE"}, {"structured": 4, "secret": 5})
 
     def analyze(self, text: str) -> List[Span]:
         out: List[Span] = []

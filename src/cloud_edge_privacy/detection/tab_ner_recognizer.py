@@ -5,6 +5,8 @@ The model is a small spaCy pipeline committed with the package (``tab_ner_model/
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -14,6 +16,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import ModelFileError
 from ..spans import Span
+from .recognizer import ALL_TAB, Reads, declare
 
 MODEL_DIR = Path(__file__).with_name("tab_ner_model")
 
@@ -104,11 +107,13 @@ class TabNerRecognizer:
     and court vocabulary, or a non-ASCII letter: the others hold no name the model would find that the
     pattern recognizers (dates, numbers, amounts) do not already cover, and skipping them saves model time."""
 
-    name = "tab_ner"
+    spec = declare("tab_ner", ALL_TAB, {"tab_ner": 2}, Reads.TOKENS)
 
     def __init__(self, path: str = str(MODEL_DIR), skip_plain: bool = False) -> None:
         self.path = path
         self.skip_plain = skip_plain
+        if skip_plain:  # it reads what the recognizers before it found
+            self.spec = replace(TabNerRecognizer.spec, reads=Reads.FOUND)
 
     def analyze(self, text: str) -> List[Span]:
         return self.analyze_many([text])[0]

@@ -14,6 +14,7 @@ from typing import Any, List, Optional, Sequence
 
 from ...errors import ModelFileError
 from ...spans import Span
+from ..recognizer import ALL_TAB, Reads, declare
 
 MODEL_DIR = Path(__file__).with_name("model")
 _lock = threading.Lock()
@@ -61,7 +62,7 @@ class LearnedNerRecognizer:
     """Names, organisations, places, codes, dates and other private items as the learned model sees them,
     in context and in any case.  ``source`` is ``learned:<TAB type>``."""
 
-    name = "learned"
+    spec = declare("learned", ALL_TAB, {"learned": 1.5}, Reads.TOKENS)
 
     def __init__(self, path: Optional[str] = None) -> None:
         self.path = str(path or MODEL_DIR)
