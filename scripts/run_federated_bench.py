@@ -74,6 +74,9 @@ def main(argv=None) -> int:
     ap.add_argument("--score-recognizers", action="store_true",
                     help="score the exported best private and centralised detectors (alone and in the 'federated' "
                          "preset) on TAB dev and --prompts: <out>/recognizers.md")
+    ap.add_argument("--score-files", nargs="+", default=None,
+                    help="--score-recognizers: only these model files of the export directory (default both: "
+                         "federated_detector.pt centralized_detector.pt)")
     ap.add_argument("--prompts", default=os.environ.get("CEP_PROMPTS_TAB", str(ROOT.parent / "shared" / "data" / "prompts"
                                                                            / "pupa_tnb_tab.json")),
                     help="the real-prompt development set in TAB format")
@@ -91,7 +94,7 @@ def main(argv=None) -> int:
     from dataclasses import replace
 
     from cloud_edge_privacy.federated.experiment import ExperimentSpec, export_detector, run_experiment
-    from cloud_edge_privacy.federated.recognizer import MODEL_FILE, default_model_dir
+    from cloud_edge_privacy.federated.recognizer import CENTRALIZED_FILE, MODEL_FILE, default_model_dir
     from cloud_edge_privacy.federated.methods import parse_method
     from cloud_edge_privacy.federated.simulation import FedConfig
     from cloud_edge_privacy.federated.teacher import TeacherLabeller
@@ -117,7 +120,8 @@ def main(argv=None) -> int:
 
         rows = scoring.score_recognizers(a.export_path or str(default_model_dir()),
                                          {"TAB dev": a.dev, "real prompts (PUPA TNB)": a.prompts},
-                                         log=lambda m: print(m, flush=True))
+                                         log=lambda m: print(m, flush=True),
+                                         files=a.score_files or (MODEL_FILE, CENTRALIZED_FILE))
         os.makedirs(a.out, exist_ok=True)
         with open(os.path.join(a.out, "recognizers.md"), "w", encoding="utf-8") as fh:
             fh.write(scoring.markdown(rows))

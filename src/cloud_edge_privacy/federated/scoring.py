@@ -30,15 +30,16 @@ def _score(analyze_many: Callable[[Sequence[str]], List[List[Any]]], path: str) 
     return out
 
 
-def score_recognizers(model_dir: str, sets: Mapping[str, str],
-                      log: Callable[[str], None] = lambda _: None) -> List[Dict[str, Any]]:
-    """For each exported model: the model alone and the ``federated`` preset (structured + regex + the model);
-    ``log`` gets one line per scored row (progress: a row takes minutes on a shared machine)."""
+def score_recognizers(model_dir: str, sets: Mapping[str, str], log: Callable[[str], None] = lambda _: None,
+                      files: Sequence[str] = (MODEL_FILE, CENTRALIZED_FILE)) -> List[Dict[str, Any]]:
+    """For each exported model (``files`` in ``model_dir``): the model alone and the ``federated`` preset
+    (structured + regex + the model); ``log`` gets one line per scored row (a row takes minutes on a shared
+    machine)."""
     from ..detection.presets import PRESETS
     from .model import load_model, predict_spans
 
     rows: List[Dict[str, Any]] = []
-    for fname in (MODEL_FILE, CENTRALIZED_FILE):
+    for fname in files:
         path = Path(model_dir) / fname
         if not path.is_file():
             raise FileNotFoundError(f"{path}: run the experiment with --export-path {model_dir} first")
