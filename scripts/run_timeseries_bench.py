@@ -31,7 +31,7 @@ def default_noise_dir() -> Path:
     from cloud_edge_privacy.models.catalog import cache_dir
 
     return cache_dir() / "timeseries_noise"
-IANVS_DATA = EXAMPLE / "test_env" / "data" / "timeseries_test.jsonl"
+IANVS_DATA = EXAMPLE / "testenv" / "data" / "timeseries_test.jsonl"
 
 
 def parse(argv=None) -> argparse.Namespace:

@@ -5,7 +5,7 @@ import pytest
 
 from conftest import EXAMPLE
 
-ALGO = EXAMPLE / "test_algorithms" / "test_algorithms.yaml"
+ALGO = EXAMPLE / "testalgorithms" / "test_algorithms.yaml"
 
 
 def _job(tmp_path, replace):
@@ -17,7 +17,7 @@ def _job(tmp_path, replace):
     algo = tmp_path / "algo.yaml"
     algo.write_text(text)
     job = (EXAMPLE / "benchmarkingjob.yaml").read_text().replace(
-        "./examples/TAB/cloud_edge_collaborative_inference_bench/test_algorithms/test_algorithms.yaml", str(algo))
+        "./examples/TAB/cloud_edge_collaborative_inference_bench/testalgorithms/test_algorithms.yaml", str(algo))
     path = tmp_path / "job.yaml"
     path.write_text(job.replace('workspace: "./workspace"', f'workspace: "{tmp_path / "ws"}"'))
     return path, algo
@@ -83,7 +83,7 @@ def test_adaptive_takes_an_epsilon():
 
 # --- issue 19 item 7: silent configuration -------------------------------------------------------------------
 
-ENV = EXAMPLE / "test_env" / "test_env.yaml"
+ENV = EXAMPLE / "testenv" / "testenv.yaml"
 
 
 def _job_with_env(tmp_path, env_replace=(), job_replace=()):
@@ -95,7 +95,7 @@ def _job_with_env(tmp_path, env_replace=(), job_replace=()):
     env_path = tmp_path / "env.yaml"
     env_path.write_text(env)
     job = (EXAMPLE / "benchmarkingjob.yaml").read_text().replace(
-        "./examples/TAB/cloud_edge_collaborative_inference_bench/test_env/test_env.yaml", str(env_path))
+        "./examples/TAB/cloud_edge_collaborative_inference_bench/testenv/testenv.yaml", str(env_path))
     job = job.replace('workspace: "./workspace"', f'workspace: "{tmp_path / "ws"}"')
     for old, new in job_replace:
         assert old in job, old

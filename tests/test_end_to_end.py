@@ -26,8 +26,8 @@ def isolated_cloud(monkeypatch):
 def _job_copy(tmp_path, mode, threshold_words, confidence):
     """The shipped job with its workspace, mining mode and router thresholds changed."""
     job = yaml.safe_load((EXAMPLE / "benchmarkingjob.yaml").read_text())
-    env = yaml.safe_load((EXAMPLE / "test_env" / "test_env.yaml").read_text())
-    alg = yaml.safe_load((EXAMPLE / "test_algorithms" / "test_algorithms.yaml").read_text())
+    env = yaml.safe_load((EXAMPLE / "testenv" / "testenv.yaml").read_text())
+    alg = yaml.safe_load((EXAMPLE / "testalgorithms" / "test_algorithms.yaml").read_text())
     env["testenv"]["hard_example_mining_mode"] = mode
     for m in alg["algorithm"]["modules"]:
         if m["type"] == "hard_example_mining":

@@ -15,18 +15,18 @@ DETERMINISTIC = ["n_completed", "n_failed", "pdr", "sels", "leak_direct", "er_di
 
 
 def _job(tmp_path, name):
-    env = (EXAMPLE / "test_env" / "test_env.yaml").read_text()
+    env = (EXAMPLE / "testenv" / "testenv.yaml").read_text()
     blocks = re.split(r"(?=\n    - name: )", env)
     kept = [b for b in blocks if not b.startswith("\n    - name: ")
             or re.match(r'\n    - name: "([^"]+)"', b).group(1) in DETERMINISTIC]
     (tmp_path / "env.yaml").write_text("".join(kept))
-    algo = (EXAMPLE / "test_algorithms" / "test_algorithms_ci.yaml").read_text().replace(
+    algo = (EXAMPLE / "testalgorithms" / "test_algorithms_ci.yaml").read_text().replace(
         '["none", "suppression", "placeholder"]', '["none", "suppression", "pseudonym"]')
     (tmp_path / "algo.yaml").write_text(algo)
     job = (EXAMPLE / "benchmarkingjob_ci.yaml").read_text()
-    job = job.replace("./examples/TAB/cloud_edge_collaborative_inference_bench/test_env/test_env.yaml",
+    job = job.replace("./examples/TAB/cloud_edge_collaborative_inference_bench/testenv/testenv.yaml",
                       str(tmp_path / "env.yaml"))
-    job = job.replace("./examples/TAB/cloud_edge_collaborative_inference_bench/test_algorithms/test_algorithms_ci.yaml",
+    job = job.replace("./examples/TAB/cloud_edge_collaborative_inference_bench/testalgorithms/test_algorithms_ci.yaml",
                       str(tmp_path / "algo.yaml"))
     job = job.replace('workspace: "./workspace"', f'workspace: "{tmp_path / name}"')
     job = re.sub(r"      - (llm_judge|latency_mean_ms): \"(descend|ascend)\"\n", "", job)

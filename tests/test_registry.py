@@ -33,10 +33,10 @@ def test_example_module_files_register_expected_aliases(in_repo):
     from cloud_edge_privacy.registry import ClassFactory, ClassType
     from conftest import EXAMPLE
 
-    for rel in ["test_algorithms/edge_model/tab_edge_model.py", "test_algorithms/cloud_model/tab_cloud_model.py",
-                "test_algorithms/hard_sample_mining/tab_hard_sample_mining.py",
-                "test_algorithms/privacy_desensitization/tab_privacy_desensitization.py",
-                "test_env/tab_metrics.py"]:
+    for rel in ["testalgorithms/edge_model/tab_edge_model.py", "testalgorithms/cloud_model/tab_cloud_model.py",
+                "testalgorithms/hard_sample_mining/tab_hard_sample_mining.py",
+                "testalgorithms/privacy_desensitization/tab_privacy_desensitization.py",
+                "testenv/tab_metrics.py"]:
         import_module_file(str(EXAMPLE / rel))
     for alias in ["TabLlamaEdgeModel", "TabPrivacyCloudModel", "pdr", "sels",
                   "leak_direct", "er_di", "er_qi", "token_precision", "edge_ratio", "latency_mean_ms"]:

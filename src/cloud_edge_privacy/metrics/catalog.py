@@ -104,6 +104,8 @@ _SPECS = [
     # utility
     MetricSpec("llm_judge", HIGHER, "utility", "local LLM judge's 1-10 score of the final answer (0 when none)",
                "metrics.judge:llm_judge"),
+    MetricSpec("answer_words", INFO, "utility", "mean number of words of the final answers of completed samples",
+               "metrics.performance:answer_words"),
     MetricSpec("apr_similarity", HIGHER, "utility", "cosine of the answer to the unprotected baseline's answer"),
     MetricSpec("apr_judge", HIGHER, "utility", "judge score with privacy / without, same samples"),
     # completion, routing and cost

@@ -111,3 +111,10 @@ def ti_pct(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float:
     """Throughput impact: (throughput without privacy - with) / without, in %, from one run's timings."""
     privacy, total = _privacy_and_total(y_true, y_pred)
     return math.nan if total <= 0 else round(100.0 * privacy / total, 4)  # 1 - T0/T1 with T0 = T1 - privacy
+
+
+def answer_words(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float:
+    """Mean number of words of the final answers of completed samples (NaN if none completed); the worked
+    example of docs/extending.md, "Add a metric"."""
+    words = [len(v.result.answer.split()) for v in unpack(y_true, y_pred) if v.completed and v.result is not None]
+    return math.nan if not words else round(statistics.fmean(words), 3)

@@ -1,7 +1,7 @@
 """Write report.md for a finished job (Ianvs itself only prints selected_rank.csv).
 
 Usage, from the repository root after ``ianvs -f .../benchmarkingjob.yaml``:
-    python examples/TAB/cloud_edge_collaborative_inference_bench/test_env/visualization_tools.py \
+    python examples/TAB/cloud_edge_collaborative_inference_bench/testenv/visualization_tools.py \
         examples/TAB/cloud_edge_collaborative_inference_bench/benchmarkingjob.yaml
 """
 import sys
