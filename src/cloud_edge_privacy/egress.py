@@ -27,9 +27,9 @@ from typing import Any, Callable, FrozenSet, Iterable, List, Optional, Sequence,
 from .detection.recognizer import builtin_identifying
 from .gateway import ProtectedFields
 from .spans import Span
+from .vocabulary import TITLES, tolerant_body
 
 IDENTIFYING = builtin_identifying()  # PERSON, CODE, ORG, LOC: what the recognizers declare identifying
-_TITLES = {"mr", "mrs", "ms", "miss", "mme", "dr", "prof", "professor", "judge", "sir", "madam", "lord", "lady"}
 _WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
 _DIGITS = re.compile(r"\d{4,}")
 
@@ -68,7 +68,7 @@ def _common_words() -> FrozenSet[str]:
 
 
 def _name_tokens(surface: str, common: Set[str]) -> List[str]:
-    return [t for t in _WORD.findall(surface) if t.lower() not in _TITLES and t.lower() not in common]
+    return [t for t in _WORD.findall(surface) if t.lower() not in TITLES and t.lower() not in common]
 
 
 def _needles(prot: ProtectedFields, common: Set[str]) -> List[Tuple[str, str, "re.Pattern[str]"]]:
@@ -88,7 +88,7 @@ def _needles(prot: ProtectedFields, common: Set[str]) -> List[Tuple[str, str, "r
             if (rule, value.lower()) in seen:
                 continue
             seen.add((rule, value.lower()))
-            body = r"\s+".join(re.escape(t) for t in value.split())
+            body = tolerant_body(value)
             edge = r"(?<!\d)" if rule == "code_digits" else r"(?<!\w)"
             tail = r"(?!\d)" if rule == "code_digits" else r"(?!\w)"
             out.append((rule, s.category, re.compile(edge + body + tail, re.IGNORECASE)))

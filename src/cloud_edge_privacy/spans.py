@@ -5,6 +5,8 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any, Dict, Pattern
 
+from .vocabulary import tolerant_body
+
 
 @dataclass(frozen=True, order=True)
 class Span:
@@ -47,5 +49,4 @@ def is_secret(span: Span) -> bool:
 
 def surface_pattern(surface: str, flags: int = 0) -> Pattern[str]:
     """Regex for a surface form on word boundaries, tolerant of any run of whitespace inside it."""
-    body = r"\s+".join(re.escape(tok) for tok in surface.split())
-    return re.compile(r"(?<!\w)" + body + r"(?!\w)", flags)
+    return re.compile(r"(?<!\w)" + tolerant_body(surface) + r"(?!\w)", flags)

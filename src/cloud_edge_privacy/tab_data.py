@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional
 
 from .errors import DataValidationError
+from .vocabulary import TAB_CATEGORIES
 
 IDENTIFIER_TYPES = ("DIRECT", "QUASI", "NO_MASK")
-ENTITY_TYPES = ("PERSON", "CODE", "LOC", "ORG", "DATETIME", "DEM", "QUANTITY", "MISC")
+ENTITY_TYPES = TAB_CATEGORIES
 DEFAULT_INSTRUCTION = "Summarize the facts of this court case in three sentences."
 MAX_DOC_CHARS = 200_000  # TAB's longest ECHR case is about 60k characters
 

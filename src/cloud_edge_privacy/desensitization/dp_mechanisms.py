@@ -33,13 +33,13 @@ from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from ..randomness import Randomness
 from ..spans import Span
+from ..vocabulary import TAB_CATEGORIES
 from .base import (APPROXIMATE, METRIC, PURE, Desensitized, PrivacyCharge, PrivacyMap, apply_replacements,
                    register_operator)
 from .gazetteer import _COUNTRIES, country_of
 from .restore import OnePassRestorer
 from .surrogates import FIRST_NAMES, LAST_NAMES, MONTHS, NATIONALITIES, ORGANISATIONS
 
-TAB_CATEGORIES = ("PERSON", "CODE", "LOC", "ORG", "DATETIME", "DEM", "QUANTITY", "MISC")
 # diffprivlib's analytic-Gaussian calibration overflows (exp(ε)) far above this.
 GAUSSIAN_MAX_EPSILON = 100.0
 NEIGHBOURS_NOTE = ("the document's distinct values: one distinct value (all its mentions) replaced by another "

@@ -15,9 +15,10 @@ from .gazetteer import country_of
 
 # Unit and currency words a generalized number may keep (public vocabulary, shared with dp_numbers);
 # any other word of the span (a street, a town) is dropped.
+from ..vocabulary import MONTH_ALTERNATION
 from .dp_mechanisms import CURRENCIES, TEMPLATE_WORDS
 
-_MONTHS = ("January|February|March|April|May|June|July|August|September|October|November|December")
+_MONTHS = MONTH_ALTERNATION
 _ORG_KINDS = [
     (r"\bcourt|tribunal\b", "a court"), (r"\bministry|department|government|agency|office\b", "a public authority"),
     (r"\bpolice|gendarmerie|prosecutor", "a law-enforcement authority"), (r"\bbank\b", "a bank"),

@@ -32,17 +32,16 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from ..randomness import Randomness
 from ..spans import Span
+from ..vocabulary import FOREIGN_TITLES, TITLES, tolerant_body
 from .base import HEURISTIC, Desensitized, PrivacyMap, apply_replacements, register_operator
 from .restore import OnePassRestorer
 from .surrogates import (DEFAULT_LOCALES, NameSource, code_surrogate, date_variants, day_month_variants,
                          keeps_piece, month_year_variants, number_surrogate, partial_variants, regenerate, shift_dates, shift_days)
 
-_TITLES = frozenset({"mr", "mrs", "ms", "miss", "mme", "mlle", "dr", "prof", "professor", "judge", "sir", "dame",
-           "lord", "lady", "herr", "frau", "sr", "sra", "sig", "sig.ra", "rev"})
+_TITLES = TITLES | frozenset(FOREIGN_TITLES)
 # titles kept as they are; the others are written as their English equivalent (a "Herr" or "Sra" says where
 # the person is from, and a kept word of the original would look like a leak to the egress guard)
-_TITLE_AS = {"herr": "Mr", "frau": "Mrs", "mlle": "Ms", "sra": "Mrs", "sr": "Mr", "sig": "Mr", "sig.ra": "Mrs",
-             "rev": "Mr", "dame": "Ms"}
+_TITLE_AS = FOREIGN_TITLES
 _PARTICLES = frozenset({"van", "von", "de", "der", "den", "da", "di", "del", "della", "dos", "das", "du", "la", "le",
               "bin", "ibn", "al", "el", "ter", "ten", "y", "zu"})
 # words that say what kind of organisation or place something is; kept, and never counted as identifying
@@ -142,7 +141,7 @@ class _Document:
         low = candidate.lower()
         if low not in self.text_lower:
             return False
-        body = r"\s+".join(re.escape(t) for t in low.split())
+        body = tolerant_body(low)
         return re.search(rf"(?<!\w){body}(?!\w)", self.text_lower) is not None
 
 

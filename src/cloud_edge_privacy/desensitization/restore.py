@@ -26,6 +26,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Pattern, Set, Tuple
 
+from ..vocabulary import TITLES, tolerant_body
+
 # Characters that end a link-like token (a URL runs until whitespace or one of these).
 _TOKEN_END = set("<>\"'`")
 # A token longer than this that is still being read counts as a link (bounded memory while streaming).
@@ -40,11 +42,10 @@ _NOT_GIVEN = frozenset({
     "the", "a", "an", "and", "or", "but", "if", "then", "so", "as", "at", "by", "for", "from", "in", "into",
     "of", "on", "to", "with", "without", "about", "after", "before", "since", "when", "while", "where", "that",
     "this", "these", "those", "his", "her", "their", "our", "your", "my", "its", "dear", "hi", "hello", "thanks",
-    "thank", "yes", "no", "not", "also", "both", "all", "per", "via", "re", "cc", "attn", "mr", "mrs", "ms",
-    "miss", "mx", "dr", "prof", "professor", "judge", "sir", "dame", "lord", "lady", "herr", "frau", "mme",
-    "mlle", "madam", "madame", "family", "according", "said", "says", "wrote", "told", "asked", "against",
+    "thank", "yes", "no", "not", "also", "both", "all", "per", "via", "re", "cc", "attn", "herr", "frau",
+    "madame", "family", "according", "said", "says", "wrote", "told", "asked", "against",
     "versus", "v", "vs", "between", "because", "although", "whereas", "regarding", "concerning", "meanwhile",
-})
+}) | TITLES
 
 
 def _squash(s: str) -> str:
@@ -176,8 +177,7 @@ class OnePassRestorer:
         with self._lock:
             if self._pattern is None and self._map:
                 alts = sorted(self._map, key=len, reverse=True)
-                body = "|".join(r"\s+".join(re.escape(t) for t in s.split()) if s.split() else re.escape(s)
-                                for s in alts)
+                body = "|".join(tolerant_body(s) if s.split() else re.escape(s) for s in alts)
                 # word boundaries only where the surrogate itself starts/ends with a word character
                 self._pattern = re.compile(rf"(?:(?<!\w)(?=\w)|(?!\w))(?:{body})(?:(?<=\w)(?!\w)|(?<!\w))",
                                            re.IGNORECASE)

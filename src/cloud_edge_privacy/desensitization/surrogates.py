@@ -17,6 +17,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .. import vocabulary
+
 # -- invented pools (no value taken from TAB); dp_mechanisms draws from them too ---------------------------
 
 FIRST_NAMES = [
@@ -42,9 +44,8 @@ ORGANISATIONS = [
 NATIONALITIES = [
     "Arcadian", "Borovian", "Caldonian", "Dravish", "Estmarkish", "Felsian", "Galorian", "Hestrian",
 ]
-MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-          "November", "December"]
-WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+MONTHS = list(vocabulary.MONTHS)
+WEEKDAYS = list(vocabulary.WEEKDAYS)
 
 DEFAULT_LOCALES = ("en_GB", "en_US", "de_DE", "fr_FR", "it_IT", "es_ES", "nl_NL", "sv_SE", "da_DK", "pl_PL")
 
@@ -331,8 +332,7 @@ def number_surrogate(surface: str, rng: np.random.Generator) -> str:
 
 # -- dates ------------------------------------------------------------------------------------------------
 
-_MONTH_ALT = ("January|February|March|April|May|June|July|August|September|October|November|December|"
-              "Sept|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Oct|Nov|Dec")
+_MONTH_ALT = "|".join(vocabulary.MONTHS + vocabulary.MONTH_ABBREVIATIONS)
 _WEEKDAY_ALT = "Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Thurs|Tues|Mon|Tue|Wed|Thu|Fri|Sat|Sun"
 _ORD = r"(?:st|nd|rd|th)"
 _MON = rf"(?:{_MONTH_ALT})\.?"

@@ -6,6 +6,7 @@ import re
 from typing import List
 
 from ..spans import Span
+from ..vocabulary import MONTH_ALTERNATION
 from .recognizer import declare
 
 _CAP = r"[A-ZÀ-ÞĀ-ſ](?:[\w'’-]|\.(?=\w))*"
@@ -180,7 +181,7 @@ _MON = (r"(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\.?|Januar|Februar|M�
         r"maggio|giugno|luglio|settembre|ottobre|dicembre|januari|februari|maart|mei|augustus")
 _EXTRA_DATE = re.compile(
     rf"(?i:\b\d{{1,2}}\.?\s(?:{_MON})(?:\s\d{{4}})?\b|\b(?:{_MON})\s\d{{1,2}}(?:,?\s\d{{4}})?\b|"
-    rf"\b\d{{1,2}}\s(?:January|February|March|April|May|June|July|August|September|October|November|December)\b|"
+    rf"\b\d{{1,2}}\s(?:{MONTH_ALTERNATION})\b|"
     rf"\b(?:19|20)\d{{2}}\s?[–-]\s?(?:19|20)?\d{{2}}\b)")
 _CLAUSE_PLACE = re.compile(rf"\b(?:in|near|nach|à|w|bij|aus|de|from)\s+({_CAP}(?:[ -]{_CAP}){{0,2}})(?=\s*(?:[.,;!?)]|\n|$))")
 

@@ -9,6 +9,7 @@ from collections import OrderedDict
 from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..spans import Span, surface_pattern
+from ..vocabulary import TITLES
 from .public_parties import drop_public_parties
 from .recognizer import builtin_identifying, builtin_priorities, identifying, priorities, run_recognizer, spec_of
 from .structured import SECRET_PREFIX
@@ -16,7 +17,7 @@ from .structured import SECRET_PREFIX
 # When merged spans disagree on category, the more specific source wins: the priorities and the propagated
 # (identifying) categories are derived from the recognizers' declarations (see recognizer.py).
 _ACRONYM = re.compile(r"\s*\((?:the\s+)?[“\"]?([A-Z]{2,8})[”\"]?\)")
-_TITLES = {"mr", "mrs", "ms", "dr", "judge", "mr.", "mrs.", "ms.", "dr."}
+_TITLES = TITLES | {f"{t}." for t in TITLES}
 
 
 def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] = None) -> List[Span]:

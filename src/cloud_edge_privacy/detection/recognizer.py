@@ -22,6 +22,7 @@ from functools import lru_cache
 from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence
 
 from ..spans import Span
+from ..vocabulary import TAB_CATEGORIES
 
 
 class Reads(str, Enum):
@@ -59,7 +60,7 @@ class RecognizerSpec:
 
 # The TAB categories that identify by themselves (a name, a code, an organisation, a place).
 IDENTIFYING_TAB = frozenset(("PERSON", "CODE", "ORG", "LOC"))
-ALL_TAB = ("PERSON", "CODE", "LOC", "ORG", "DATETIME", "DEM", "QUANTITY", "MISC")
+ALL_TAB = TAB_CATEGORIES
 
 
 def declare(name: str, categories: Iterable[str], sources: Mapping[str, float], reads: Reads = Reads.TEXT,

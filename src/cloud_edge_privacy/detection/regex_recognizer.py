@@ -5,9 +5,10 @@ import re
 from typing import Callable, Iterable, List, Optional, Tuple
 
 from ..spans import Span
+from ..vocabulary import MONTH_ALTERNATION, title_alternation
 from .recognizer import declare
 
-_MONTHS = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+_MONTHS = rf"(?:{MONTH_ALTERNATION})"
 _CURRENCY = (r"(?:euros?|EUR|USD|dollars?|pounds?|GBP|francs?|CHF|kroner|kronor|zlotys?|PLN|lire|liras?|"
              r"roubles?|rubles?|lei|forints?|HUF|korun|kunas?|dinars?|hryvnias?|TRY|RUB|€|\$|£)")
 
@@ -47,7 +48,7 @@ PATTERNS: List[Tuple[str, str, "re.Pattern[str]", Optional[Callable[[str], bool]
     # A name after an honorific ("Mr Raja Arlewin", "Ms B. Baysal"): the commonest DIRECT identifier in
     # ECHR texts, and one that small NER models miss for less common names.
     ("titled_name", "PERSON", re.compile(
-        r"\b(?:Mr|Mrs|Ms|Miss|Mme|Dr|Prof|Professor|Judge)\.?\s+(?:[A-Z]\.\s*){0,3}"
+        rf"\b(?:{title_alternation()})\.?\s+(?:[A-Z]\.\s*){{0,3}}"
         r"[A-Z][^\W\d_]+(?:[-'’][A-Z][^\W\d_]+)?(?:\s+[A-Z][^\W\d_]+(?:-[A-Z][^\W\d_]+)?){0,3}"), None),
     ("age", "DEM", re.compile(r"\b(?:aged \d{1,3}|\d{1,3}[- ]years?[- ]old|age of \d{1,3})\b"), None),
 ]

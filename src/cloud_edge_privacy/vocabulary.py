@@ -1,0 +1,41 @@
+"""The shared vocabulary, in one place: TAB's eight categories, month names, honorific titles and the
+whitespace-tolerant surface regex.  Detection, desensitization, the egress guard and the metrics import these,
+so they agree (the guard and the detector treat "Lord" and "Prof" the same way).  Pure data, no imports from
+the package; the larger public word lists (names, stop words) are in ``lexicon.py``."""
+from __future__ import annotations
+
+import re
+from typing import FrozenSet, Tuple
+
+# TAB's entity categories, in TAB's order; every detector label maps to one of them.
+TAB_CATEGORIES: Tuple[str, ...] = ("PERSON", "CODE", "LOC", "ORG", "DATETIME", "DEM", "QUANTITY", "MISC")
+
+MONTHS: Tuple[str, ...] = ("January", "February", "March", "April", "May", "June", "July", "August",
+                           "September", "October", "November", "December")
+MONTH_ALTERNATION = "|".join(MONTHS)  # for regexes: (?:January|...|December)
+MONTH_ABBREVIATIONS: Tuple[str, ...] = ("Sept", "Jan", "Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Oct",
+                                        "Nov", "Dec")
+WEEKDAYS: Tuple[str, ...] = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+# Honorific titles (lower case, without the dot): not part of what identifies a person.  The egress guard
+# leaves them out of a name's identifying words, detection reads a capitalised one before a name as a cue and
+# strips it when it propagates a mention, pseudonyms keep it.
+TITLES: FrozenSet[str] = frozenset({
+    "mr", "mrs", "ms", "miss", "mx", "mme", "mlle", "dr", "prof", "professor", "judge", "sir", "dame", "madam",
+    "lord", "lady"})
+# Titles of other languages that pseudonyms write as their English equivalent (where a person is from is
+# itself a clue): "Herr" -> "Mr".
+FOREIGN_TITLES = {"herr": "Mr", "frau": "Mrs", "mlle": "Ms", "sra": "Mrs", "sr": "Mr", "sig": "Mr",
+                  "sig.ra": "Mrs", "rev": "Mr", "dame": "Ms"}
+
+
+def title_alternation() -> str:
+    """The titles as a case-sensitive regex alternation of their capitalised forms, longest first
+    ("Professor|Madam|...|Mr")."""
+    return "|".join(re.escape(t.capitalize()) for t in sorted(TITLES, key=lambda t: (-len(t), t)))
+
+
+def tolerant_body(surface: str) -> str:
+    """The regex body of a surface form, tolerant of any run of whitespace between its tokens (a line break
+    inside a name still matches)."""
+    return r"\s+".join(re.escape(tok) for tok in surface.split())
