@@ -17,7 +17,7 @@ from .audit import outgoing_texts
 from .collaboration import sketch_messages
 from .context import RunContext, sample_key
 from .egress import check_egress
-from .errors import BenchmarkError, CloudCallError, PrivacyGatewayError
+from .errors import BenchmarkError, PrivacyGatewayError
 from .gateway import NO_PROTECTION, PrivacyGateway, ProtectedFields
 from .models.llama_edge import build_messages, repetition_confidence
 from .module_configs import CloudModelConfig

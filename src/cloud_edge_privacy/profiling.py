@@ -7,7 +7,6 @@ from typing import Any, Dict, List
 from .gateway import FIELD_JOINER
 from .results import Profile
 from .sensitivity import document_risk, prism_risk
-from .spans import Span
 
 DEFAULT_TASK = "Summarize the text."
 
@@ -37,7 +36,3 @@ def profile_sample(x: Dict[str, str], detector: Any) -> Profile:
     n_tokens = len(joined.split())
     risk, p_risk = document_risk(spans, n_tokens), prism_risk(spans)
     return Profile(joined, spans, risk, p_risk, n_tokens, detection_ms + (time.perf_counter() - t0) * 1e3)
-
-
-def spans_to_dicts(spans: List[Span]) -> List[Dict[str, Any]]:
-    return [s.to_dict() for s in spans]

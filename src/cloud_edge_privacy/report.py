@@ -25,11 +25,6 @@ EPSILON_MEANINGLESS = 10.0
 ROUTES = ("edge", "collaborative", "cloud")
 
 
-def _read_rank(path: str) -> List[Dict[str, str]]:
-    with open(path, encoding="utf-8", newline="") as fh:
-        return list(csv.DictReader(fh))
-
-
 def _config_files(config_path: str) -> Dict[str, str]:
     import yaml
 

@@ -101,14 +101,6 @@ def read_ts_rows(path: Path) -> List[Tuple[np.ndarray, str]]:
     return rows
 
 
-def block_means(x: np.ndarray, n: int) -> np.ndarray:
-    """Reduce ``x`` to ``n`` means of equal consecutive blocks (the tail that does not fit is dropped)."""
-    size = len(x) // n
-    if size < 1:
-        raise ValueError(f"cannot reduce {len(x)} values to {n} blocks")
-    return x[: size * n].reshape(n, size).mean(axis=1)
-
-
 # Recordings of ACS-F1 class 3, the class whose recordings have clear on-bursts (other classes are flat).
 ACSF1_PRIVATE_ROWS = (10, 12, 13, 16, 19)   # train split
 ACSF1_PUBLIC_ROW = 12                       # test split, used only for calibration
