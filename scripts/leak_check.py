@@ -32,6 +32,17 @@ def planted_found(text: str, planted: list) -> list:
     return [p for p in planted if re.search(r"(?<!\w)" + re.escape(p) + r"(?!\w)", text, re.IGNORECASE)]
 
 
+def public_release_values(planted: list) -> list:
+    """Planted strings found in the public lists a method may release (surrogates, PRISM's value domains)."""
+    from cloud_edge_privacy.desensitization import surrogates
+    from cloud_edge_privacy.desensitization.dp_mechanisms import value_domains
+
+    values = [v for pool in (surrogates.FIRST_NAMES, surrogates.LAST_NAMES, surrogates.PLACES,
+                             surrogates.ORGANISATIONS, surrogates.NATIONALITIES) for v in pool]
+    values += [v for dom in value_domains().values() for v in dom]
+    return [p for p in planted if planted_found("\n".join(values), [p])]
+
+
 def _with_second_document(job_text: str, tmp: Path, document: Path) -> str:
     """The job text pointing at a copy of its test environment whose data also holds ``document``."""
     import yaml
@@ -62,6 +73,12 @@ def main() -> int:
     args = ap.parse_args()
     planted = [l.strip() for f in args.planted.split(",") if f
                for l in (REPO / f).read_text(encoding="utf-8").splitlines() if l.strip()]
+    public = public_release_values(planted)
+    if public:
+        # a surrogate or DP release drawn from a public list may equal it by design: the check would be ambiguous
+        print(f"planted strings that are also public release values (surrogate lists, PRISM value domains): "
+              f"{public}; plant strings that are not", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAI(mode="echo") as fake:
         env = dict(os.environ, CEP_CLOUD_BASE_URL=fake.base_url, CEP_CLOUD_MODEL="fake", CEP_CLOUD_API_KEY="k",
                    CEP_CACHE_DIR=os.environ.get("CEP_CACHE_DIR", str(Path.home() / ".cache" / "cloud-edge-privacy")))
