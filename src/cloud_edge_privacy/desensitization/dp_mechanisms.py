@@ -507,6 +507,8 @@ class WordEmbeddings:
     unk: np.ndarray
     source: str
     output_rows: np.ndarray
+    output_vectors: np.ndarray
+    output_sq_norms: np.ndarray
 
     @staticmethod
     @functools.lru_cache(maxsize=1)
@@ -536,10 +538,12 @@ class WordEmbeddings:
 
         names = known_names() - function_words()
         output_rows = np.array([i for i, w in enumerate(words) if w not in names], dtype=np.int64)
-        output_rows.setflags(write=False)
+        out_vectors, out_sq = vectors[output_rows], sq[output_rows]   # gathered once, not per release
+        for arr in (output_rows, out_vectors, out_sq):
+            arr.setflags(write=False)
         return WordEmbeddings(words, {w: i for i, w in enumerate(words)}, vectors, sq, unk,
                               f"all-MiniLM-L6-v2 input embeddings ({len(words)} words, dim {table.shape[1]}; "
-                              f"{len(output_rows)} non-name words released)", output_rows)
+                              f"{len(output_rows)} non-name words released)", output_rows, out_vectors, out_sq)
 
     def vector(self, word: str) -> np.ndarray:
         i = self.index.get(word.lower())
@@ -588,8 +592,8 @@ class MetricDPWords:
         dim = self.emb.vectors.shape[1]
         noisy = np.stack([self.emb.vector(w) + metric_dp_noise(dim, self.epsilon, rand.noise_rng(self.name, scope, k))
                           for k, w in enumerate(words)])
-        rows = self.emb.output_rows
-        nearest = rows[np.argmin(self.emb.sq_norms[rows, None] - 2.0 * (self.emb.vectors[rows] @ noisy.T), axis=0)]
+        emb = self.emb
+        nearest = emb.output_rows[np.argmin(emb.output_sq_norms[:, None] - 2.0 * (emb.output_vectors @ noisy.T), axis=0)]
         return {w: self.emb.words[int(j)] for w, j in zip(words, nearest)}
 
     def __call__(self, text: str, spans: Sequence[Span], rand: Randomness, scope: str = "") -> Desensitized:
