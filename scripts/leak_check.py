@@ -8,7 +8,11 @@ logging fake OpenAI server on 127.0.0.1.
    ("h&r technology", "westminster"), IPv6 addresses and lower-case IBANs (``tests/data/leak_document_unicase.txt``).
 
 Prints, per method and document, the sample's status and which planted strings arrived (case-insensitive, on
-word boundaries).  Exit code 1 if any planted string reached the fake cloud.
+word boundaries).  Each request the fake cloud received is attributed to the document whose recorded
+``sent_messages`` it carries and is searched for that document's planted strings: a surrogate drawn for one
+document may by chance equal a name planted in the other ("Rose"), which is not a leak of that name.  A request
+that matches no recorded message list is searched for every planted string and counted as unrecorded egress.
+Exit code 1 if any planted string reached the fake cloud or any request was not recorded before it left.
 
     .venv/bin/python scripts/leak_check.py [--job tests/data/leak_job/benchmarkingjob.yaml]
 """
@@ -30,6 +34,11 @@ from fakes.fake_openai import FakeOpenAI  # noqa: E402
 
 def planted_found(text: str, planted: list) -> list:
     return [p for p in planted if re.search(r"(?<!\w)" + re.escape(p) + r"(?!\w)", text, re.IGNORECASE)]
+
+
+def _messages_key(messages: list) -> str:
+    """The role/content pairs of a chat request, as a comparable string."""
+    return json.dumps([(m.get("role"), m.get("content")) for m in messages], ensure_ascii=False, sort_keys=True)
 
 
 def public_release_values(planted: list) -> list:
@@ -71,8 +80,11 @@ def main() -> int:
     ap.add_argument("--second", default="tests/data/leak_document_unicase.txt",
                     help="a second leak document (empty: only the job's own data)")
     args = ap.parse_args()
-    planted = [l.strip() for f in args.planted.split(",") if f
-               for l in (REPO / f).read_text(encoding="utf-8").splitlines() if l.strip()]
+    per_file = [[l.strip() for l in (REPO / f).read_text(encoding="utf-8").splitlines() if l.strip()]
+                for f in args.planted.split(",") if f]
+    planted = [p for lst in per_file for p in lst]
+    # planted file i belongs to document leak-(i+1): the job's own document, then the second one
+    planted_of = {f"leak-{i + 1}": lst for i, lst in enumerate(per_file)}
     public = public_release_values(planted)
     if public:
         # a surrogate or DP release drawn from a public list may equal it by design: the check would be ambiguous
@@ -92,27 +104,37 @@ def main() -> int:
                                "--no-judge", "--no-progress"], cwd=REPO, env=env, capture_output=True, text=True)
         preds = sorted(ws.glob("*/*/*/predictions.jsonl"))
         rows = []
+        recorded: dict = {}          # json of a sent message list -> the doc_id that recorded it
         for p in preds:
             case = json.loads((p.parent / "test_case.json").read_text())
             method = case["hyperparameters"].get("cloudmodel-privacy_method")
             for line in p.read_text().splitlines():
                 rec = json.loads(line)
                 res = rec["result"] or {}
-                sent = json.dumps(res.get("sent_messages") or [], ensure_ascii=False)
                 doc_id = rec.get("doc_id") or ""
-                rows.append((method, doc_id, rec["status"], planted_found(sent, planted), res.get("reason", "")))
-        received = fake.bodies_text()
-        leaked = planted_found(received, planted)
+                mine = planted_of.get(doc_id, planted)
+                sent = json.dumps(res.get("sent_messages") or [], ensure_ascii=False)
+                if res.get("sent_messages"):
+                    recorded[_messages_key(res["sent_messages"])] = doc_id
+                rows.append((method, doc_id, rec["status"], planted_found(sent, mine), res.get("reason", "")))
+        leaked, unrecorded = [], 0
+        for req in fake.requests:
+            body = req["body"]
+            doc_id = recorded.get(_messages_key(body.get("messages") or []))
+            unrecorded += doc_id is None
+            found = planted_found(json.dumps(body, ensure_ascii=False), planted_of.get(doc_id, planted))
+            leaked += [f for f in found if f not in leaked]
     print(f"runner exit code {proc.returncode}; {len(fake.requests)} request(s) reached the fake cloud")
     print("| method | sample | status | planted strings in what it sent | reason (blocked samples) |")
     print("|---|---|---|---|---|")
     for method, doc_id, status, found, reason in sorted(rows, key=lambda r: (str(r[0]), str(r[1]))):
         print(f"| {method} | {doc_id} | {status} | {', '.join(found) or 0} | {reason[:120]} |")
     print(f"\nplanted strings received by the fake cloud (all methods): {len(leaked)} {leaked}")
+    print(f"requests not recorded in any sample's sent_messages: {unrecorded} of {len(fake.requests)}")
     if not rows:
         print(proc.stdout[-2000:], proc.stderr[-4000:], sep="\n")
         return 2
-    return 1 if leaked else 0
+    return 1 if leaked or unrecorded else 0
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ def test_no_planted_identifier_reaches_the_cloud_under_any_method(tmp_path):
                           capture_output=True, text=True, timeout=2400)
     out = proc.stdout
     assert "planted strings received by the fake cloud (all methods): 0 []" in out, out + proc.stderr[-3000:]
+    # every request that reached the fake cloud was recorded in a sample's sent_messages before it left
+    assert "requests not recorded in any sample's sent_messages: 0 of " in out, out
     rows = [l for l in out.splitlines() if l.startswith("| ") and not l.startswith("| method")]
     assert len(rows) == 16, out                        # one row per method and document, each reported
     for doc in ("leak-1", "leak-2"):
