@@ -3,6 +3,7 @@
 the KD teacher; saves the best private detector at ε <= 10 for ``--detector federated``.
 
     python scripts/run_federated_bench.py                   # the default experiment -> examples/TAB/federated_privacy_detector_bench/results/
+    python scripts/run_federated_bench.py --full-grid       # every method x ε at 3 seeds, wider α sweep, μ ablation, 32 LiRA shadows
     python scripts/run_federated_bench.py --smoke --out /tmp/fed   # seconds (tiny model, 6 train / 3 dev docs)
     python scripts/run_federated_bench.py --export-detector --export-method dp_fedavg --export-epsilon 10  # one model
     python scripts/run_federated_bench.py --prepare-ianvs-data  # JSONL files the Ianvs example reads
@@ -36,7 +37,14 @@ def main(argv=None) -> int:
     ap.add_argument("--background", default=os.path.join(DATA, "background_knowledge.json"),
                     help="public text {doc_id: text} for the distillation proxy set")
     ap.add_argument("--out", default=str(RESULTS))
-    ap.add_argument("--seeds", type=int, nargs="+", default=None, help="default 0 1 2 (smoke: 0)")
+    ap.add_argument("--full-grid", action="store_true",
+                    help="every named method x ε for both families at every seed, the α sweep (local-only, FedAvg, "
+                         "FedAdam, DP-FedAvg ε=10, local-DP FedAdam ε=10, PrivateAI ε=10/∞) for both families at every "
+                         "seed, the μ=0.5 ablation, 32 LiRA shadows. Without it: the acceptance rows, FedAvg / "
+                         "DP-FedAvg / DP-FTRL at every seed and the rest at the first, a one-seed α sweep of FedAvg "
+                         "and DP-FedAvg ε=10 (MiniLM), 16 shadows")
+    ap.add_argument("--seeds", type=int, nargs="+", default=None,
+                    help="default 0 1 2 (smoke: 0); without --full-grid only FedAvg / DP-FedAvg / DP-FTRL run them all")
     ap.add_argument("--methods", nargs="+", default=None,
                     help="named methods or compositions <aggregator>+<privacy>[+kd] (see federated/methods.py)")
     ap.add_argument("--models", nargs="+", default=None, choices=("minilm", "hashed_cnn"),
@@ -46,7 +54,7 @@ def main(argv=None) -> int:
     ap.add_argument("--sweep-alphas", type=float, nargs="*", default=None,
                     help="extra alphas for the sweep cells (default 0.1 10; smoke: none)")
     ap.add_argument("--rounds", type=int, default=None)
-    ap.add_argument("--shadows", type=int, default=None, help="LiRA shadow models (default 32, smoke 2; 0 = no LiRA)")
+    ap.add_argument("--shadows", type=int, default=None, help="LiRA shadow models per family (default 16, --full-grid 32, smoke 2; 0 = no LiRA)")
     ap.add_argument("--proxy-passages", type=int, default=None, help="public passages labelled by the teacher (default 100)")
     ap.add_argument("--teacher-eval-passages", type=int, default=None,
                     help="dev passages on which the teacher is scored against gold (default 30; 0 = skip)")
@@ -154,7 +162,7 @@ def main(argv=None) -> int:
                                cfg=cfg.with_model(a.export_model))
         print(f"saved {path} ({meta}) in {time.perf_counter() - t0:.1f} s")
         return 0
-    spec = ExperimentSpec.smoke() if a.smoke else ExperimentSpec()
+    spec = ExperimentSpec.smoke() if a.smoke else ExperimentSpec.full_grid() if a.full_grid else ExperimentSpec()
     over = {"methods": tuple(a.methods) if a.methods else None, "epsilons": tuple(a.epsilons),
             "models": tuple(a.models) if a.models else None,
             "seeds": tuple(a.seeds) if a.seeds else None,

@@ -38,11 +38,25 @@ from .simulation import FedConfig, evaluate_psr, run_method
 
 DEFAULT_EPSILONS = (1.0, 10.0)
 DEFAULT_SEEDS = (0, 1, 2)
+#: the rows the default experiment runs (issue 24's acceptance list): centralised, FedAvg, DP-FedAvg, DP-FTRL,
+#: local-DP FedAdam (paper's σ and accounted), PrivateAI (accounted, and with the paper's σ)
+DEFAULT_METHODS: Tuple[str, ...] = ("centralized", "fedavg", "dp_fedavg", "dp_ftrl", "fedadam_ldp_paper",
+                                    "fedadam_ldp_accounted", "privateai", "privateai_paper")
+#: the goal rows (a DP row at ε <= 10 within 0.10 PSR of FedAvg): every seed; the other methods run the first seed
+GOAL_METHODS: Tuple[str, ...] = ("fedavg", "dp_fedavg", "dp_ftrl")
 # α does not matter to centralized (pooled) or teacher_only (no client data): not in the sweep.
-# the α sweep: the best private method of the main grid (DP-FedAvg, ε = 10) beside its non-private references
-SWEEP_CELLS: Tuple[Tuple[str, float], ...] = (("local_only", math.inf), ("fedavg", math.inf), ("dp_fedavg", 10.0))
+#: the full grid's α sweep (both families): the best private method of the main grid (DP-FedAvg, ε = 10) beside
+#: its non-private references, and the FedAdam / local-DP / PrivateAI cells of the earlier hashed-CNN sweep
+SWEEP_CELLS: Tuple[Tuple[str, float], ...] = (("local_only", math.inf), ("fedavg", math.inf), ("fedadam", math.inf),
+                                              ("dp_fedavg", 10.0), ("fedadam_ldp_accounted", 10.0),
+                                              ("privateai", 10.0), ("privateai", math.inf))
+#: the default experiment's α sweep: the best DP method and FedAvg (its non-private reference)
+DEFAULT_SWEEP_CELLS: Tuple[Tuple[str, float], ...] = (("fedavg", math.inf), ("dp_fedavg", 10.0))
 MODEL_KINDS = ("minilm", "hashed_cnn")
-_COST = {"dp_fedavg": 3.0, "local_only": 1.4, "privateai": 1.3, "privateai_paper": 1.3}  # relative run time
+# relative run time of a cell (measured on 2 idle cores: DP-SGD cells 43-55 s, most others 5-11 s); longest first,
+# and the weights of the projected remaining time
+_COST = {"dp_fedavg": 7.0, "local_only": 1.4, "privateai": 1.3, "privateai_paper": 1.3, "centralized": 1.4,
+         "teacher_only": 0.4}
 ATTACKER_SEED = 12345
 
 
@@ -62,18 +76,23 @@ def grid_cells(methods: Sequence[str], epsilons: Sequence[float]) -> List[Tuple[
 
 @dataclass(frozen=True)
 class ExperimentSpec:
-    """What :func:`run_experiment` runs (the defaults are the committed default experiment)."""
+    """What :func:`run_experiment` runs. The defaults are the default experiment (issue 24's rows, goal rows at
+    every seed, the rest at ``other_seeds`` seeds, a 1-seed α sweep of DP-FedAvg ε = 10 and FedAvg, 16 LiRA
+    shadows); :meth:`full_grid` is every method at every seed with the wider sweep and 32 shadows."""
 
     models: Tuple[str, ...] = MODEL_KINDS
-    methods: Tuple[str, ...] = METHODS
+    methods: Tuple[str, ...] = DEFAULT_METHODS
     epsilons: Tuple[float, ...] = DEFAULT_EPSILONS
     seeds: Tuple[int, ...] = DEFAULT_SEEDS
+    seeded_methods: Optional[Tuple[str, ...]] = GOAL_METHODS  # run at every seed; None: every method
+    other_seeds: int = 1  # how many of ``seeds`` (the first ones) the methods not in ``seeded_methods`` run
     sweep_alphas: Tuple[float, ...] = (0.1, 10.0)
-    sweep_cells: Tuple[Tuple[str, float], ...] = SWEEP_CELLS
+    sweep_cells: Tuple[Tuple[str, float], ...] = DEFAULT_SWEEP_CELLS
     sweep_models: Tuple[str, ...] = ("minilm",)
+    sweep_seeds: Optional[int] = 1  # how many of ``seeds`` the α-sweep cells run; None: all
     kd_mu_ablation: Tuple[float, ...] = ()  # privateai (all ε) again with these μ (main α); e.g. (0.5,)
     ablation_models: Tuple[str, ...] = ("hashed_cnn",)  # the model families the μ ablation runs on
-    n_shadows: int = 32
+    n_shadows: int = 16
     n_proxy: int = 100
     n_teacher_eval: int = 30
     passage_tokens: int = 100
@@ -84,10 +103,58 @@ class ExperimentSpec:
     max_dev_docs: Optional[int] = None
 
     @staticmethod
+    def full_grid() -> "ExperimentSpec":
+        """Every named method x ε at every seed for both families, the α sweep of :data:`SWEEP_CELLS` for both
+        families at every seed, the μ = 0.5 distillation ablation, 32 LiRA shadows: every cell of the committed
+        ``results/grid_rows.json`` and more (``--full-grid``)."""
+        return ExperimentSpec(methods=METHODS, seeded_methods=None, sweep_cells=SWEEP_CELLS, sweep_models=MODEL_KINDS,
+                              sweep_seeds=None, kd_mu_ablation=(0.5,), n_shadows=32)
+
+    @staticmethod
     def smoke() -> "ExperimentSpec":
         return ExperimentSpec(seeds=(0,), sweep_alphas=(), kd_mu_ablation=(), n_shadows=2, n_proxy=4, n_teacher_eval=2,
                               workers=1,
                               passage_min_tokens=5, max_train_docs=6, max_dev_docs=3)
+
+    def seeds_for(self, method: str) -> Tuple[int, ...]:
+        """The seeds a main-grid cell of ``method`` runs."""
+        if self.seeded_methods is None or method in self.seeded_methods:
+            return self.seeds
+        return self.seeds[:max(1, self.other_seeds)]
+
+    def sweep_seed_list(self) -> Tuple[int, ...]:
+        return self.seeds if self.sweep_seeds is None else self.seeds[:max(1, self.sweep_seeds)]
+
+
+#: one cell: (model family, method, ε, seed, α, distillation μ override or None)
+CellTask = Tuple[str, str, float, int, float, Optional[float]]
+
+
+def plan_cells(spec: ExperimentSpec, main_alpha: float) -> List[CellTask]:
+    """Every cell ``spec`` runs, longest first: the main grid at ``main_alpha`` (each method at
+    :meth:`ExperimentSpec.seeds_for`), the α-sweep cells, the μ ablation. No training; the default experiment and
+    ``--full-grid`` differ only here."""
+    main_cells = grid_cells(spec.methods, spec.epsilons)
+    sweep = [(m, e, a) for a in spec.sweep_alphas for m, e in spec.sweep_cells if m in spec.methods]
+    tasks: List[CellTask] = [(k, m, e, s, main_alpha, None) for k in spec.models for m, e in main_cells
+                             for s in spec.seeds_for(m)]
+    tasks += [(k, m, e, s, a, None) for k in spec.models if k in spec.sweep_models for m, e, a in sweep
+              for s in spec.sweep_seed_list()]
+    tasks += [(k, m, e, s, main_alpha, mu) for k in spec.models if k in spec.ablation_models
+              for mu in spec.kd_mu_ablation for m, e in main_cells if m == "privateai" for s in spec.seeds_for(m)]
+    return sorted(tasks, key=lambda c: -cell_cost(c[1]))
+
+
+def cell_cost(method: str) -> float:
+    """Relative run time of a cell of ``method`` (:data:`_COST`; 1 for a method not listed; an ablation
+    ``<method>_mu<μ>`` costs what its method does)."""
+    return _COST.get(method.split("_mu")[0], 1.0)
+
+
+def progress_line(done: int, total: int, elapsed: float, cost_done: float, cost_total: float) -> str:
+    """``cells k/N, elapsed, projected remaining`` (remaining = elapsed x remaining cost / cost done)."""
+    left = elapsed * (cost_total - cost_done) / cost_done if cost_done > 0 else float("nan")
+    return f"cells {done}/{total}, {elapsed / 60:.1f} min elapsed, ~{left / 60:.1f} min left"
 
 
 @dataclass
@@ -266,10 +333,8 @@ def run_experiment(train_path: str, dev_path: str, out_dir: str, *, background_p
     train_docs = load_tab(train_path)[:spec.max_train_docs]
     dev_docs = load_tab(dev_path)[:spec.max_dev_docs]
     os.makedirs(out_dir, exist_ok=True)
-    main_cells = grid_cells(spec.methods, spec.epsilons)
-    sweep = [(m, e, a) for a in spec.sweep_alphas for m, e in spec.sweep_cells if m in spec.methods]
-    need_kd = (any(parse_method(m).distill for m, _ in main_cells)
-               or any(parse_method(m).distill for m, _, _ in sweep))
+    tasks_spec = plan_cells(spec, cfg.alpha)
+    need_kd = any(parse_method(t[1]).distill for t in tasks_spec)
     timings: Dict[str, float] = {}
     proxy: Optional[ProxySet] = None
     teacher_meta: Dict[str, Any] = {}
@@ -328,22 +393,18 @@ def run_experiment(train_path: str, dev_path: str, out_dir: str, *, background_p
     if spec.n_shadows:
         t = time.perf_counter()
         matrix = shadow_membership(len(train_docs) + len(dev_docs), spec.n_shadows, ATTACKER_SEED)
+        shadow_tasks = [(kind, s) for kind in spec.models for s in range(spec.n_shadows)]  # one pool for all families
+        log(f"LiRA: {len(shadow_tasks)} shadow models ({spec.n_shadows} per family)")
+        out = _run_tasks([(_shadow_task, (ctx, kind, s, matrix)) for kind, s in shadow_tasks], spec.workers,
+                         spec.threads_per_worker, "LiRA shadows")
         for kind in spec.models:
-            out = _run_tasks([(_shadow_task, (ctx, kind, s, matrix)) for s in range(spec.n_shadows)], spec.workers,
-                             spec.threads_per_worker, f"LiRA shadows ({kind})")
             _, wdoc, _, _ = _pool_windows(ctx, ctx.cfg_for(kind))
-            losses = np.stack([o[1] for o in sorted(out, key=lambda o: o[0])])
+            losses = np.stack([o[1] for (k, _), o in zip(shadow_tasks, out) if k == kind])  # task order: shadow 0, 1, ...
             ctx.refs[kind] = ShadowRefs(losses, matrix[:, wdoc])
         timings["shadows_seconds"] = round(time.perf_counter() - t, 1)
-    tasks_spec: List[Tuple[str, str, float, int, float, Optional[float]]] = [
-        (k, m, e, s, cfg.alpha, None) for k in spec.models for s in spec.seeds for m, e in main_cells]
-    tasks_spec += [(k, m, e, s, a, None) for k in spec.models if k in spec.sweep_models for m, e, a in sweep
-                   for s in spec.seeds]
-    tasks_spec += [(k, m, e, s, cfg.alpha, mu) for k in spec.models if k in spec.ablation_models
-                   for mu in spec.kd_mu_ablation for s in spec.seeds for m, e in main_cells if m == "privateai"]
-    tasks_spec.sort(key=lambda c: -_COST.get(c[1], 1.0))
     rows: List[Dict[str, Any]] = []
     meta: Dict[str, Any] = {"config": asdict(cfg), "spec": asdict(spec), "seeds": list(spec.seeds),
+                            "n_cells": len(tasks_spec),
                             "models": {k: asdict(ctx.cfg_for(k).model) for k in spec.models},
                             "n_train_docs": len(train_docs), "n_dev_docs": len(dev_docs),
                             "n_dev_windows": len(make_windows(dev_docs, cfg.model)), "main_alpha": cfg.alpha,
@@ -362,12 +423,18 @@ def run_experiment(train_path: str, dev_path: str, out_dir: str, *, background_p
                 str(s): lira_attack(new_model(mcfg, s), pool, ctx.refs[kind], mem, non, s) for s in spec.seeds}
     meta["everything_precision"] = everything_precision(dev_docs)
     t_cells = time.perf_counter()
+    cost_total = sum(cell_cost(t[1]) for t in tasks_spec)
+    cost_done = [0.0]
+    log(f"grid: {len(tasks_spec)} cells ({len({t[:3] + (t[4], t[5]) for t in tasks_spec})} model x method x ε x α "
+        f"rows), {time.perf_counter() - t_all:.0f} s elapsed before the cells")
 
     def done(row: Dict[str, Any]) -> None:
         rows.append(row)
+        cost_done[0] += cell_cost(str(row["method"]))
         log(f"[{time.perf_counter() - t_all:7.1f}s] {row['model']:10s} {row['method']:22s} eps={row['epsilon']:<5} a={row['alpha']:<4} "
             f"seed={row['seed']} PSR={row['PSR']:.3f} tokP={row['token_precision']:.3f} MIA={row['mia_auc']:.3f} "
-            f"LiRA={row.get('lira_online_auc', float('nan')):.3f}")
+            f"LiRA={row.get('lira_online_auc', float('nan')):.3f} | "
+            + progress_line(len(rows), len(tasks_spec), time.perf_counter() - t_cells, cost_done[0], cost_total))
         meta.update(wall_seconds=round(time.perf_counter() - t_all, 1), timings=timings, complete=False)
         dump_results(out_dir, rows, meta, teacher_meta, plots=False)
 
@@ -498,6 +565,15 @@ def _mean_sd(vals: Iterable[float]) -> str:
             + (f" (n={len(v)})" if len(v) < len(allv) else ""))
 
 
+def _auc_text(rs: Sequence[Dict[str, Any]], key: str) -> str:
+    """An attack AUC: ``mean ± sd`` over seeds, or for a one-seed row the AUC with its 95% interval over the
+    attacked windows (``key + "_ci95"``, Hanley-McNeil) as ``0.566 [0.497, 0.635]``."""
+    if len(rs) == 1 and rs[0].get(key + "_ci95") and rs[0].get(key) == rs[0].get(key):
+        lo, hi = rs[0][key + "_ci95"]
+        return f"{float(rs[0][key]):.3f} [{float(lo):.3f}, {float(hi):.3f}]"
+    return _mean_sd(r.get(key) for r in rs)
+
+
 def _span_of(vals: Sequence[Any], infinite: bool) -> str:
     """One value, or ``min-max`` when seeds differ (δ = 1/|S| follows each seed's client split)."""
     v = sorted({float(x) for x in vals if x not in (None, "")})
@@ -558,7 +634,7 @@ def summarize(rows: Sequence[Dict[str, Any]], everything: Optional[float] = None
             "mia_auc": _mean_sd(r["mia_auc"] for r in rs), "mia_tpr_at_1fpr": _mean_sd(r["mia_tpr_at_1fpr"] for r in rs),
         }
         if any("lira_online_auc" in r for r in rs):
-            row["lira_auc"] = _mean_sd(r.get("lira_online_auc") for r in rs)
+            row["lira_auc"] = _auc_text(rs, "lira_online_auc")
             row["lira_tpr_at_1fpr"] = _mean_sd(r.get("lira_online_tpr_at_1fpr") for r in rs)
         row.update({"seeds": len(rs), "train_seconds": round(statistics.mean(r["train_seconds"] for r in rs), 1)})
         out.append(row)
@@ -585,7 +661,9 @@ def markdown_table(table: Sequence[Dict[str, Any]], meta: Dict[str, Any]) -> str
     cols = list(dict.fromkeys(c for r in table for c in r))
     lines = [f"Seeds {meta['seeds']}; Dirichlet α = {meta.get('main_alpha', 1.0)}; train docs {meta['n_train_docs']} "
              f"(clients), dev docs {meta['n_dev_docs']} (PSR over the dev DIRECT+QUASI entities); MIA on "
-             f"{meta['n_dev_windows']} dev windows as non-members vs as many member windows; "
+             f"{meta['n_dev_windows']} dev windows as non-members vs as many member windows; the seeds column: "
+             "how many seeds a row ran (values are mean ± sd over them; a one-seed row's LiRA AUC carries its 95% "
+             "interval over the attacked windows, Hanley-McNeil); "
              f"wall time of the whole experiment {meta.get('wall_seconds')} s "
              f"({meta.get('workers', 1)} worker process(es) x {meta.get('threads_per_worker', 1)} torch thread(s); "
              f"phases {meta.get('timings', {})}; CPU time {meta.get('cpu_seconds')} s; load average at start "
@@ -637,8 +715,8 @@ def lira_table(rows: Sequence[Dict[str, Any]], meta: Dict[str, Any]) -> str:
         lines.append("| " + " | ".join([
             key[0], key[1], _eps_label(key[2]),
             _span_of([r["privacy"].get("epsilon_total_rdp") for r in rs], math.isinf(key[2])),
-            _mean_sd(r["lira_auc"] for r in rs), _mean_sd(r["lira_tpr_at_1fpr"] for r in rs),
-            _mean_sd(r["lira_online_auc"] for r in rs), _mean_sd(r["lira_online_tpr_at_1fpr"] for r in rs),
+            _auc_text(rs, "lira_auc"), _mean_sd(r["lira_tpr_at_1fpr"] for r in rs),
+            _auc_text(rs, "lira_online_auc"), _mean_sd(r["lira_online_tpr_at_1fpr"] for r in rs),
             _mean_sd(r["mia_auc"] for r in rs), _span_of([r["lira_online_n_each"] for r in rs], False),
             str(rs[0]["lira_n_shadows"]), str(len(rs))]) + " |")
     return intro + "\n".join(lines) + "\n"

@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Sequence
 import numpy as np
 import torch
 
-from .mia import lira_offline_scores, roc_auc, tpr_at_fpr
+from .mia import auc_interval, lira_offline_scores, roc_auc, tpr_at_fpr
 from .model import ModelConfig, TokenTagger, Windows, new_model, train_epochs, window_losses
 
 
@@ -103,7 +103,8 @@ def lira_attack(model: TokenTagger, pool: Windows, refs: ShadowRefs, member_idx:
             out.update({f"{name}_auc": float("nan"), f"{name}_tpr_at_1fpr": float("nan"), f"{name}_n_each": 0})
             continue
         mi, ni = rng.choice(km, size=k, replace=False), rng.choice(kn, size=k, replace=False)
-        out.update({f"{name}_auc": round(roc_auc(sm[mi], sn[ni]), 4),
+        auc = roc_auc(sm[mi], sn[ni])
+        out.update({f"{name}_auc": round(auc, 4), f"{name}_auc_ci95": [round(v, 4) for v in auc_interval(auc, k, k)],
                     f"{name}_tpr_at_1fpr": round(tpr_at_fpr(sm[mi], sn[ni], 0.01), 4), f"{name}_n_each": int(k)})
     return out
 
@@ -114,6 +115,8 @@ def mean_over(results: List[Dict[str, Any]]) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
     for k in keys:
         vals = [r[k] for r in results if r[k] == r[k]]
+        if k.endswith("_ci95"):
+            continue  # an interval of one model; a mean over clients has none
         if k.endswith("_n_each") or k == "lira_n_shadows":
             out[k] = int(sum(vals)) if k.endswith("_n_each") else results[0][k]
         else:

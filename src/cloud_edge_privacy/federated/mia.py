@@ -7,7 +7,8 @@ with about a hundred non-member windows 1% FPR rests on one or two windows.
 """
 from __future__ import annotations
 
-from typing import Dict, Sequence
+import math
+from typing import Dict, Sequence, Tuple
 
 import numpy as np
 
@@ -23,6 +24,18 @@ def roc_auc(member_scores: np.ndarray, nonmember_scores: np.ndarray) -> float:
     greater = (m[:, None] > n[None, :]).sum()
     ties = (m[:, None] == n[None, :]).sum()
     return float((greater + 0.5 * ties) / (len(m) * len(n)))
+
+
+def auc_interval(auc: float, n_members: int, n_nonmembers: int, z: float = 1.96) -> Tuple[float, float]:
+    """Normal-approximation interval of a ROC AUC over the attacked windows (Hanley & McNeil 1982 standard error),
+    clipped to [0, 1]: the sampling uncertainty of one target's AUC, stated where only one seed ran."""
+    if n_members < 1 or n_nonmembers < 1:
+        raise ValueError("both member and non-member counts must be >= 1")
+    a = min(max(float(auc), 0.0), 1.0)
+    q1, q2 = a / (2.0 - a), 2.0 * a * a / (1.0 + a)
+    var = (a * (1 - a) + (n_members - 1) * (q1 - a * a) + (n_nonmembers - 1) * (q2 - a * a)) / (n_members * n_nonmembers)
+    se = math.sqrt(max(var, 0.0))
+    return max(0.0, a - z * se), min(1.0, a + z * se)
 
 
 def tpr_at_fpr(member_scores: np.ndarray, nonmember_scores: np.ndarray, fpr: float = 0.01) -> float:
