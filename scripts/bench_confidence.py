@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from cloud_edge_privacy.models.catalog import model_path  # noqa: E402
-from cloud_edge_privacy.tab_data import load_tab, sample_tab_path  # noqa: E402
+from cloud_edge_privacy.datasets.tab import load_tab, sample_tab_path  # noqa: E402
 
 PROMPT = "Summarize the facts of this court case in three sentences.\n\nText:\n{}"
 

@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from cloud_edge_privacy.detection import build_detector  # noqa: E402
 from cloud_edge_privacy.detection.spacy_recognizer import DEFAULT_MODEL  # noqa: E402
 from cloud_edge_privacy.metrics.tab_official import combine, score_document  # noqa: E402
-from cloud_edge_privacy.stats import percentile as pct  # noqa: E402
-from cloud_edge_privacy.tab_data import load_tab  # noqa: E402
+from cloud_edge_privacy.metrics.stats import percentile as pct  # noqa: E402
+from cloud_edge_privacy.datasets.tab import load_tab  # noqa: E402
 
 
 def _gold(doc) -> Dict:

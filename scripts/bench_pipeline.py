@@ -14,12 +14,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from cloud_edge_privacy.metrics.performance import lo_pct, ti_pct  # noqa: E402
-from cloud_edge_privacy.context import CONTEXTS  # noqa: E402
+from cloud_edge_privacy.core.context import CONTEXTS  # noqa: E402
 from cloud_edge_privacy.models.llama_edge import LlamaEdgeModel  # noqa: E402
-from cloud_edge_privacy.module_configs import CloudModelConfig  # noqa: E402
-from cloud_edge_privacy.pipeline import EdgePipeline, edge_inference  # noqa: E402
-from cloud_edge_privacy.stats import percentile  # noqa: E402
-from cloud_edge_privacy.tab_data import DEFAULT_INSTRUCTION, load_tab, sample_tab_path  # noqa: E402
+from cloud_edge_privacy.core.module_configs import CloudModelConfig  # noqa: E402
+from cloud_edge_privacy.core.pipeline import EdgePipeline, edge_inference  # noqa: E402
+from cloud_edge_privacy.metrics.stats import percentile  # noqa: E402
+from cloud_edge_privacy.datasets.tab import DEFAULT_INSTRUCTION, load_tab, sample_tab_path  # noqa: E402
 
 
 def vm_hwm_mb(pid: int) -> float:

@@ -18,8 +18,8 @@ from cloud_edge_privacy.desensitization import list_operators  # noqa: E402
 from cloud_edge_privacy.detection import build_detector  # noqa: E402
 from cloud_edge_privacy.metrics.tab_official import score_masks  # noqa: E402
 from cloud_edge_privacy.randomness import Randomness  # noqa: E402
-from cloud_edge_privacy.stats import percentile as pct  # noqa: E402
-from cloud_edge_privacy.tab_data import load_tab  # noqa: E402
+from cloud_edge_privacy.metrics.stats import percentile as pct  # noqa: E402
+from cloud_edge_privacy.datasets.tab import load_tab  # noqa: E402
 
 METHODS = [("suppression", None), ("placeholder", None), ("pseudonym", None), ("generalization", None),
            ("adaptive", None), ("dp_numbers", None), ("metric_dp_words", 8.0), ("prism_ldp", 2.0)]

@@ -23,8 +23,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
 from cloud_edge_privacy.metrics import trir  # noqa: E402
-from cloud_edge_privacy.stats import bootstrap_ci, paired_difference  # noqa: E402
-from cloud_edge_privacy.tab_data import load_tab  # noqa: E402
+from cloud_edge_privacy.metrics.stats import bootstrap_ci, paired_difference  # noqa: E402
+from cloud_edge_privacy.datasets.tab import load_tab  # noqa: E402
 
 
 def gold_suppressed(doc: Any) -> str:
@@ -58,7 +58,7 @@ def fallback_suppression(docs: List[Any], detector: Any) -> Dict[str, Optional[s
 def method_texts(docs: List[Any], method: str, epsilon: Optional[float], detector: Any,
                  guard: bool = True) -> Dict[str, Optional[str]]:
     from cloud_edge_privacy.anonymize import anonymize_documents
-    from cloud_edge_privacy.module_configs import CloudModelConfig, validate_config
+    from cloud_edge_privacy.core.module_configs import CloudModelConfig, validate_config
     from cloud_edge_privacy.randomness import Randomness
 
     cfg = validate_config(CloudModelConfig, {"privacy_method": method, "epsilon": epsilon}, "eval_trir")
@@ -78,7 +78,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(f"attacker: {len(attacker.identities)} identities, key {attacker.key} ({time.perf_counter() - t0:.1f} s)")
     from cloud_edge_privacy.desensitization import list_operators
     from cloud_edge_privacy.detection import build_detector
-    from cloud_edge_privacy.gateway import budgeted_methods
+    from cloud_edge_privacy.core.gateway import budgeted_methods
 
     detector = build_detector("default")
     y_true = [{"doc_id": d.doc_id, "text": d.text} for d in docs]

@@ -97,8 +97,8 @@ def guard_blocks(name: str, docs: Sequence[Dict[str, Any]], cross_validate: bool
                  method: str = "placeholder") -> Dict[str, Any]:
     """How often the egress guard blocks a text protected by this preset with ``method``: every rule, and
     rule 4 (the independent check) on its own."""
-    from cloud_edge_privacy.egress import check_egress
-    from cloud_edge_privacy.gateway import PrivacyGateway
+    from cloud_edge_privacy.core.egress import check_egress
+    from cloud_edge_privacy.core.gateway import PrivacyGateway
     from cloud_edge_privacy.randomness import Randomness
 
     structured = build_detector("structured")

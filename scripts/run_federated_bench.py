@@ -137,7 +137,7 @@ def main(argv=None) -> int:
         return 0
     if a.tune:
         from cloud_edge_privacy.federated import tune
-        from cloud_edge_privacy.tab_data import load_tab
+        from cloud_edge_privacy.datasets.tab import load_tab
 
         docs = load_tab(a.train)
         rows = tune.tune(docs, cfg.with_model("minilm"), log=lambda m: print(m, flush=True))

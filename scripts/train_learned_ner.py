@@ -39,8 +39,9 @@ sys.path.insert(0, str(REPO / "src"))
 from cloud_edge_privacy.datasets import require_data  # noqa: E402
 from cloud_edge_privacy.detection.learned.folds import N_FOLDS, fold_of  # noqa: E402
 from cloud_edge_privacy.detection.learned.ner import MODEL_DIR, fold_model_dir  # noqa: E402
+from cloud_edge_privacy.vocabulary import TAB_CATEGORIES  # noqa: E402
 
-LABELS = ("PERSON", "CODE", "LOC", "ORG", "DATETIME", "DEM", "QUANTITY", "MISC")
+LABELS = TAB_CATEGORIES
 _SPACY_TYPE = {"PERSON": "PERSON", "ORG": "ORG", "GPE": "LOC", "LOC": "LOC", "FAC": "LOC", "NORP": "DEM",
                "DATE": "DATETIME", "TIME": "DATETIME", "MONEY": "QUANTITY", "QUANTITY": "QUANTITY",
                "PERCENT": "QUANTITY", "CARDINAL": "CODE", "PRODUCT": "MISC", "EVENT": "MISC", "WORK_OF_ART": "MISC",

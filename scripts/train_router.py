@@ -1,7 +1,7 @@
 """Train the PRISM soft gate on labelled prompts and report stratified 5-fold cross-validated accuracy.
 
 Features come from the edge privacy profile only (default detector).  Deterministic (seed).  Writes
-src/cloud_edge_privacy/routing_models/prism_gate.json (a few KB, committed).
+src/cloud_edge_privacy/routing/routing_models/prism_gate.json (a few KB, committed).
 
     .venv/bin/python scripts/train_router.py --data data/prism/routing_train.jsonl
 """
@@ -18,7 +18,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from cloud_edge_privacy.detection import build_detector  # noqa: E402
-from cloud_edge_privacy.prism_gate import ROUTES, WEIGHTS_FILE, SoftGate, cross_validate, gate_features  # noqa: E402
+from cloud_edge_privacy.routing.prism_gate import ROUTES, WEIGHTS_FILE, SoftGate, cross_validate, gate_features  # noqa: E402
 
 
 def main() -> None:

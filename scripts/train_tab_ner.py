@@ -26,10 +26,11 @@ from spacy.util import compounding, minibatch, fix_random_seed
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from cloud_edge_privacy.metrics.tab_official import combine, score_document  # noqa: E402
-from cloud_edge_privacy.tab_data import load_tab  # noqa: E402
+from cloud_edge_privacy.datasets.tab import load_tab  # noqa: E402
+from cloud_edge_privacy.vocabulary import TAB_CATEGORIES  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "src" / "cloud_edge_privacy" / "detection" / "tab_ner_model"
-LABELS = ("PERSON", "CODE", "LOC", "ORG", "DATETIME", "DEM", "QUANTITY", "MISC")
+LABELS = TAB_CATEGORIES
 
 
 def transfer_nlp():

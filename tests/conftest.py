@@ -18,7 +18,7 @@ def in_repo(monkeypatch):
 
 @pytest.fixture
 def sample_docs():
-    from cloud_edge_privacy.tab_data import load_tab, sample_tab_path
+    from cloud_edge_privacy.datasets.tab import load_tab, sample_tab_path
 
     return load_tab(sample_tab_path())
 
@@ -38,7 +38,7 @@ def own_run_context(monkeypatch, tmp_path):
     """Each test gets its own output folder, hence its own run context (decisions, audit log)."""
     monkeypatch.setenv("RESULT_SAVED_URL", str(tmp_path / "out"))
     yield
-    from cloud_edge_privacy.context import CONTEXTS
+    from cloud_edge_privacy.core.context import CONTEXTS
 
     CONTEXTS.drop(str(tmp_path / "out"))
 

@@ -90,7 +90,8 @@ def test_bad_policy_and_method_are_clear_errors(key):
 
 
 def test_deployment_randomness_by_default_with_a_note(monkeypatch):
-    from cloud_edge_privacy import Gateway, Randomness
+    from cloud_edge_privacy import Gateway
+    from cloud_edge_privacy import Randomness
 
     monkeypatch.delenv("CEP_SECRET_KEY", raising=False)
     with pytest.warns(UserWarning, match="CEP_SECRET_KEY is not set"):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from cloud_edge_privacy.metrics.apr import apr_rows
-from cloud_edge_privacy.report_plots import make_plots
+from cloud_edge_privacy.reporting.report_plots import make_plots
 
 VEC = {"x": [1.0, 0.0], "y": [0.0, 1.0], "z": [0.6, 0.8]}
 SCORE = {"x": 8.0, "y": 6.0, "z": 3.0, "?": math.nan}

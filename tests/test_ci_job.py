@@ -49,7 +49,7 @@ def test_a_broken_metric_fails_the_ci_check_with_a_readable_diff(ci_run, tmp_pat
     broken["cases"]["none"]["llm_judge"] = (broken["cases"]["none"]["llm_judge"] or 0) + 5.0   # beyond its tolerance
     path = tmp_path / "broken_expected.json"
     path.write_text(json.dumps(broken))
-    proc = subprocess.run([sys.executable, "-m", "cloud_edge_privacy.ci_check", str(job_dir), str(path)],
+    proc = subprocess.run([sys.executable, "-m", "cloud_edge_privacy.reporting.ci_check", str(job_dir), str(path)],
                           cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1
     lines = proc.stdout.splitlines()

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from cloud_edge_privacy.audit import AuditLog
-from cloud_edge_privacy.context import CONTEXTS, sample_key
+from cloud_edge_privacy.core.context import CONTEXTS, sample_key
 from cloud_edge_privacy.errors import CloudCallError
 from cloud_edge_privacy.models.cloud_client import CloudClient, Endpoint
 
@@ -25,8 +25,8 @@ def _lines(path):
 
 
 def _pipeline(**cfg):
-    from cloud_edge_privacy.module_configs import CloudModelConfig
-    from cloud_edge_privacy.pipeline import EdgePipeline
+    from cloud_edge_privacy.core.module_configs import CloudModelConfig
+    from cloud_edge_privacy.core.pipeline import EdgePipeline
 
     return EdgePipeline(CONTEXTS.get(), CloudModelConfig(**cfg))
 
@@ -147,7 +147,7 @@ def test_router_decision_reaches_the_pipeline_through_the_context(fake_cloud):
     p._refiner = type("R", (), {"refine": lambda self, i, t, s: {"answer": "final", "generation_ms": 1.0,
                                                                  "prompt_tokens": 1, "completion_tokens": 1}})()
     res = p.cloud(X)
-    from cloud_edge_privacy.collaboration import SKETCH_SYSTEM
+    from cloud_edge_privacy.models.collaboration import SKETCH_SYSTEM
 
     body = fake_cloud.requests[0]["body"]["messages"]
     assert body[0]["content"] == SKETCH_SYSTEM and len(body) == 8   # system + 3 demos x 2 + prompt

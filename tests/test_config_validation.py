@@ -76,7 +76,7 @@ def test_anonymize_refuses_bad_epsilon(eps, capsys):
 
 
 def test_adaptive_takes_an_epsilon():
-    from cloud_edge_privacy.module_configs import CloudModelConfig
+    from cloud_edge_privacy.core.module_configs import CloudModelConfig
 
     assert CloudModelConfig(privacy_method="adaptive", epsilon=1.0).operator_params()["epsilon"] == 1.0
 

@@ -22,7 +22,7 @@ def test_declarations_reproduce_the_previous_tables():
     assert derived.pop("llm_opinion") == 0  # was absent (unknown sources rank 0), now declared 0
     assert derived == _OLD_PRIORITY
     assert builtin_identifying() == frozenset({"PERSON", "CODE", "ORG", "LOC"})
-    from cloud_edge_privacy.egress import IDENTIFYING
+    from cloud_edge_privacy.core.egress import IDENTIFYING
 
     assert set(IDENTIFYING) == {"PERSON", "CODE", "ORG", "LOC"}
 

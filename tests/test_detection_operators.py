@@ -4,7 +4,7 @@ from cloud_edge_privacy.desensitization import apply_replacements, get_operator,
 from cloud_edge_privacy.randomness import Randomness
 from cloud_edge_privacy.detection.pipeline import Detector, merge_spans, propagate_mentions
 from cloud_edge_privacy.detection.regex_recognizer import RegexRecognizer
-from cloud_edge_privacy.gateway import PrivacyGateway
+from cloud_edge_privacy.core.gateway import PrivacyGateway
 from cloud_edge_privacy.errors import PrivacyGatewayError
 from cloud_edge_privacy.spans import Span
 
@@ -117,7 +117,7 @@ def test_high_recall_detector_on_sample_or_a_clear_error(sample_docs):
 def test_anonymize_cli_writes_masks_texts_and_epsilon(tmp_path, capsys):
     import json
     from cloud_edge_privacy.cli import main
-    from cloud_edge_privacy.tab_data import sample_tab_path
+    from cloud_edge_privacy.datasets.tab import sample_tab_path
 
     masks, texts = tmp_path / "masks.json", tmp_path / "out.jsonl"
     assert main(["anonymize", "--input", str(sample_tab_path()), "--method", "prism_ldp", "--epsilon", "2",

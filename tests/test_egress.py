@@ -1,8 +1,8 @@
 """The egress guard's rules, on hand-made protection results (rules 1-3 with rule 4 off; rule 4 with a fake and
 with its real recognizers)."""
 from cloud_edge_privacy.desensitization.base import Desensitized, Replacement
-from cloud_edge_privacy.egress import check_egress
-from cloud_edge_privacy.gateway import ProtectedFields
+from cloud_edge_privacy.core.egress import check_egress
+from cloud_edge_privacy.core.gateway import ProtectedFields
 from cloud_edge_privacy.spans import Span
 
 

@@ -42,7 +42,7 @@ def _job_copy(tmp_path, mode, threshold_words, confidence):
 
 
 def test_default_job_on_three_tab_dev_documents(in_repo, isolated_cloud, tmp_path):
-    from cloud_edge_privacy.runner import run_job
+    from cloud_edge_privacy.bench.runner import run_job
 
     tab = SHARED_TAB / "echr_dev.json"
     cfg = _job_copy(tmp_path, "mining-then-inference", 80, 0.8)
@@ -68,7 +68,7 @@ def test_default_job_on_three_tab_dev_documents(in_repo, isolated_cloud, tmp_pat
 
 def test_inference_then_mining_on_the_sample(in_repo, isolated_cloud, tmp_path):
     """Edge first; a confidence threshold above 1 sends every sample on to the cloud."""
-    from cloud_edge_privacy.runner import run_job
+    from cloud_edge_privacy.bench.runner import run_job
 
     cfg = _job_copy(tmp_path, "inference-then-mining", 80, 1.01)
     summary = run_job(cfg, None, limit=2, progress=False)

@@ -16,7 +16,7 @@ from cloud_edge_privacy.federated.model import (LABELS, ModelConfig, get_flat, m
                                                 save_model, set_flat, tokenize, train_epochs)
 from cloud_edge_privacy.federated.server import FedAdamServer, FedAvgServer
 from cloud_edge_privacy.federated.simulation import dirichlet_partition, run_method, select_clients
-from cloud_edge_privacy.tab_data import parse_tab_documents
+from cloud_edge_privacy.datasets.tab import parse_tab_documents
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = ModelConfig(word_buckets=256, affix_buckets=64, shape_buckets=32, dim=8, hidden=16, window=32)

@@ -16,7 +16,7 @@ from cloud_edge_privacy.federated.privacy import client_mechanism, make_aggregat
 from cloud_edge_privacy.federated.server import DPFTRLServer, FedAvgServer
 from cloud_edge_privacy.federated.simulation import FedConfig, run_method
 from cloud_edge_privacy.metrics.psr import psr_scores
-from cloud_edge_privacy.tab_data import parse_tab_documents
+from cloud_edge_privacy.datasets.tab import parse_tab_documents
 
 
 def _docs(n: int):

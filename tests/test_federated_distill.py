@@ -15,7 +15,7 @@ from cloud_edge_privacy.federated.distill import (KDConfig, Passage, build_proxy
 from cloud_edge_privacy.federated.model import LABELS, ModelConfig, new_model, tokenize
 from cloud_edge_privacy.federated.teacher import (TeacherLabeller, map_items_to_tokens, parse_teacher_answer,
                                                   result_from_answer, teacher_messages)
-from cloud_edge_privacy.tab_data import parse_tab_documents
+from cloud_edge_privacy.datasets.tab import parse_tab_documents
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = ModelConfig(word_buckets=256, affix_buckets=64, shape_buckets=32, dim=8, hidden=16, window=32)

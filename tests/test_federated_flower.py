@@ -20,7 +20,7 @@ from cloud_edge_privacy.federated.flower.core import (NodeInfo, client_round, lo
                                                       settings_from_config)
 from cloud_edge_privacy.federated.model import get_flat, load_model, new_model
 from cloud_edge_privacy.federated.simulation import FedConfig, run_method
-from cloud_edge_privacy.tab_data import load_tab
+from cloud_edge_privacy.datasets.tab import load_tab
 
 from conftest import SHARED_TAB
 

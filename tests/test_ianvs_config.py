@@ -4,7 +4,7 @@ import warnings
 import pytest
 
 from cloud_edge_privacy.errors import ConfigError
-from cloud_edge_privacy.ianvs_config import load_algorithm, load_benchmarking_job, load_testenv
+from cloud_edge_privacy.bench.ianvs_config import load_algorithm, load_benchmarking_job, load_testenv
 
 
 def _w(tmp_path, name, text):
@@ -143,7 +143,7 @@ def test_shipped_example_config_is_valid(in_repo):
 @pytest.mark.parametrize("job, mode", [("benchmarkingjob_full.yaml", "mining-then-inference"),
                                        ("benchmarkingjob_full_itm.yaml", "inference-then-mining")])
 def test_full_grid_crosses_epsilon_only_with_the_methods_that_take_it(in_repo, job, mode):
-    from cloud_edge_privacy.gateway import budgeted_methods
+    from cloud_edge_privacy.core.gateway import budgeted_methods
 
     j = load_benchmarking_job(f"examples/TAB/cloud_edge_collaborative_inference_bench/{job}")
     assert j.testenv.mining_mode == mode

@@ -87,7 +87,7 @@ def test_readme_reads_as_an_upstream_example():
 
 
 def test_example_data_is_a_fresh_conversion_of_data_tab(tmp_path):
-    from cloud_edge_privacy.tab_data import load_tab, write_ianvs_jsonl
+    from cloud_edge_privacy.datasets.tab import load_tab, write_ianvs_jsonl
 
     write_ianvs_jsonl(load_tab(REPO / "data" / "tab" / "echr_dev.json"), tmp_path / "dev.jsonl")
     assert (tmp_path / "dev.jsonl").read_bytes() == (EXAMPLE / "data" / "echr_dev.jsonl").read_bytes()

@@ -2,7 +2,7 @@
 import pytest
 
 from cloud_edge_privacy.errors import ConfigError
-from cloud_edge_privacy.joint_inference import JointInference
+from cloud_edge_privacy.bench.joint_inference import JointInference
 
 
 class FakeEdge:
@@ -89,9 +89,9 @@ def test_missing_model_path_and_callable_edge_are_rejected(tmp_path, monkeypatch
 
 
 def test_router_both_modes_records_decision():
-    from cloud_edge_privacy.context import CONTEXTS, sample_key
+    from cloud_edge_privacy.core.context import CONTEXTS, sample_key
     from cloud_edge_privacy.results import Route, RouteDecision
-    from cloud_edge_privacy.routing import EdgeConfidenceRouter
+    from cloud_edge_privacy.routing.routers import EdgeConfidenceRouter
 
     r = EdgeConfidenceRouter(confidence_threshold=0.8, max_edge_words=5)
     x = {"doc_id": "d", "text": "one two three four five six", "instruction": "i"}

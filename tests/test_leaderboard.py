@@ -2,9 +2,9 @@
 import csv
 import json
 
-from cloud_edge_privacy import leaderboard as lb
-from cloud_edge_privacy.ci_check import compare
-from cloud_edge_privacy.rank import sort_rows
+from cloud_edge_privacy.reporting import leaderboard as lb
+from cloud_edge_privacy.reporting.ci_check import compare
+from cloud_edge_privacy.bench.rank import sort_rows
 
 SORT = [{"leak_direct": "ascend"}, {"n_failed": "ascend"}, {"sels": "ascend"}, {"llm_judge": "descend"},
         {"cpp": "ascend"}, {"latency_mean_ms": "ascend"}]
@@ -95,7 +95,7 @@ def _timeseries_job(tmp_path):
 
 
 def test_report_shows_each_examples_own_metrics_and_no_tab_hints(tmp_path, monkeypatch):
-    from cloud_edge_privacy.report import console_board, write_report
+    from cloud_edge_privacy.reporting.report import console_board, write_report
 
     monkeypatch.setenv("CEP_CACHE_DIR", str(tmp_path / "cache"))
     job = _timeseries_job(tmp_path)

@@ -26,7 +26,7 @@ def test_every_metric_a_testenv_selects_is_declared_with_a_direction():
 
 
 def test_registration_directions_and_aggregation_derive_from_the_catalog():
-    from cloud_edge_privacy import leaderboard
+    from cloud_edge_privacy.reporting import leaderboard
     from cloud_edge_privacy.metrics import privacy
     from cloud_edge_privacy.registry import ClassFactory, ClassType
 

@@ -2,8 +2,8 @@ import json
 
 import numpy as np
 
-from cloud_edge_privacy.context import CONTEXTS, sample_key
-from cloud_edge_privacy.prism_gate import ROUTES, SoftGate, cross_validate, gate_features
+from cloud_edge_privacy.core.context import CONTEXTS, sample_key
+from cloud_edge_privacy.routing.prism_gate import ROUTES, SoftGate, cross_validate, gate_features
 from cloud_edge_privacy.spans import Span
 
 
@@ -45,7 +45,7 @@ def test_features_use_only_the_text_and_detected_spans():
 
 
 def test_shipped_gate_and_router_in_both_mining_modes():
-    from cloud_edge_privacy.routing import PrismGateRouter
+    from cloud_edge_privacy.routing.routers import PrismGateRouter
 
     r = PrismGateRouter()
     bank = {"doc_id": "b", "text": "My name is Robert Lee and my card 4326773602606478 was charged 1218 USD.",
@@ -85,3 +85,46 @@ def test_route_cli(tmp_path, capsys):
     assert "median" in capsys.readouterr().out
     (tmp_path / "bad.jsonl").write_text('{"id": 1}\n')
     assert main(["route", "--input", str(tmp_path / "bad.jsonl"), "--out", str(out)]) == 2
+
+
+def test_router_hands_its_profile_to_the_gateway_explicitly():
+    """The gateway protects with the spans the router's profile holds (no second detection, whatever the
+    detector cache does); a profile of another text or another detector is not used."""
+    from cloud_edge_privacy.core.gateway import PrivacyGateway
+    from cloud_edge_privacy.core.profiling import private_fields
+    from cloud_edge_privacy.randomness import Randomness
+    from cloud_edge_privacy.routing.routers import PrismGateRouter
+
+    class Counting:
+        """The real default detector, with its cache off and its calls counted."""
+
+        def __init__(self, det):
+            self.det, self.name, self.calls = det, det.name, 0
+
+        def analyze_timed(self, text):
+            self.calls += 1
+            return self.det.analyze_timed(text)
+
+        def analyze(self, text):
+            return self.analyze_timed(text)[0]
+
+    ctx = CONTEXTS.get()
+    counting = Counting(ctx.detector("default"))
+    counting.det.cache_size = 0
+    x = {"doc_id": "p", "text": "A 42-year-old patient named John Smith reports pain. What is the likely diagnosis?",
+         "instruction": "Answer."}
+    try:
+        ctx._detectors["default"] = counting
+        decision = PrismGateRouter().decide(x)
+    finally:
+        ctx._detectors["default"] = counting.det
+        counting.det.cache_size = 64
+    assert decision.profile is not None and counting.calls == 1
+    assert "profile" not in decision.to_dict()          # the raw text never leaves memory
+    gw = PrivacyGateway("placeholder", detector=counting, randomness=Randomness.benchmark(0))
+    prot = gw.protect_fields(private_fields(x), scope="p", profile=decision.profile)
+    assert counting.calls == 1                          # the router's spans were used
+    assert "John Smith" not in prot.fields[1] and prot.spans == decision.profile.spans
+    other = dict(x, text=x["text"] + " Thanks.")
+    gw.protect_fields(private_fields(other), scope="p", profile=decision.profile)
+    assert counting.calls == 2                          # another text: the gateway detects itself

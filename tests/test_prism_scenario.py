@@ -3,11 +3,11 @@ import math
 
 import pytest
 
-from cloud_edge_privacy.context import CONTEXTS, sample_key
+from cloud_edge_privacy.core.context import CONTEXTS, sample_key
 from cloud_edge_privacy.desensitization import get_operator
 from cloud_edge_privacy.metrics import judge
-from cloud_edge_privacy.prism_data import gold_direct, load_prism_prompts, write_prism_jsonl
-from cloud_edge_privacy.routing import FixedRouter
+from cloud_edge_privacy.datasets.prism import gold_direct, load_prism_prompts, write_prism_jsonl
+from cloud_edge_privacy.routing.routers import FixedRouter
 from cloud_edge_privacy.spans import Span
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cloud_edge_privacy.context import CONTEXTS, sample_key
+from cloud_edge_privacy.core.context import CONTEXTS, sample_key
 from cloud_edge_privacy.desensitization import get_operator
 from cloud_edge_privacy.randomness import Randomness
 from cloud_edge_privacy.sensitivity import personal_context, prism_mask, privacy_profile
@@ -73,8 +73,8 @@ class _Refiner:
 
 
 def _pipeline(**cfg):
-    from cloud_edge_privacy.module_configs import CloudModelConfig
-    from cloud_edge_privacy.pipeline import EdgePipeline
+    from cloud_edge_privacy.core.module_configs import CloudModelConfig
+    from cloud_edge_privacy.core.pipeline import EdgePipeline
 
     return EdgePipeline(CONTEXTS.get(), CloudModelConfig(**cfg))
 
@@ -99,7 +99,7 @@ def test_ldp_baseline_refines_the_cloud_draft_on_the_edge(fake_cloud, refine):
 
 
 def test_refinement_prompts_differ_by_kind():
-    from cloud_edge_privacy.collaboration import refine_messages
+    from cloud_edge_privacy.models.collaboration import refine_messages
 
     s, d = refine_messages("T", "orig", "S"), refine_messages("T", "orig", "S", "draft")
     assert "sketch" in s[0]["content"] and "noisy" in d[0]["content"] and "orig" in d[1]["content"]
@@ -110,7 +110,7 @@ def test_refinement_prompts_differ_by_kind():
 # -- energy -----------------------------------------------------------------------------------------------
 
 def test_energy_estimate_from_cpu_time_is_labelled(monkeypatch):
-    from cloud_edge_privacy.energy import EnergyMeter, EnergyModel
+    from cloud_edge_privacy.bench.energy import EnergyMeter, EnergyModel
 
     m = EnergyModel(idle_w=2.0, core_w=10.0)
     assert m.joules(3.0, 0.5) == pytest.approx(11.0)
@@ -127,7 +127,7 @@ def test_energy_estimate_from_cpu_time_is_labelled(monkeypatch):
 
 
 def test_rapl_counters_are_read_per_package_with_wraparound(tmp_path):
-    from cloud_edge_privacy.energy import EnergyMeter, rapl_packages
+    from cloud_edge_privacy.bench.energy import EnergyMeter, rapl_packages
 
     pkg, sub = tmp_path / "intel-rapl:0", tmp_path / "intel-rapl:0:0"
     for d in (pkg, sub):
@@ -143,9 +143,9 @@ def test_rapl_counters_are_read_per_package_with_wraparound(tmp_path):
 
 
 def test_metered_modules_and_metrics():
-    from cloud_edge_privacy.energy import EnergyMeter
+    from cloud_edge_privacy.bench.energy import EnergyMeter
     from cloud_edge_privacy.metrics import edge_energy
-    from cloud_edge_privacy.prism_modules import metered
+    from cloud_edge_privacy.bench.prism_modules import metered
 
     with EnergyMeter(use_rapl=False) as m:
         pass
@@ -161,7 +161,7 @@ def test_metered_modules_and_metrics():
 # -- the driver and the summary ----------------------------------------------------------------------------
 
 def test_round_robin_balances_domains_and_resume_keys(tmp_path):
-    from cloud_edge_privacy.prism_bench import done_keys, round_robin
+    from cloud_edge_privacy.bench.prism_bench import done_keys, round_robin
 
     recs = [{"question": {"doc_id": f"{d}{i}"}, "answer": {"domain": d}} for d in ("b", "a") for i in range(3)]
     order = [r["question"]["doc_id"] for r in round_robin(recs)]
@@ -173,8 +173,8 @@ def test_round_robin_balances_domains_and_resume_keys(tmp_path):
 
 
 def test_example_job_has_five_methods_with_own_modules():
-    from cloud_edge_privacy.ianvs_config import load_benchmarking_job
-    from cloud_edge_privacy.prism_bench import case_label
+    from cloud_edge_privacy.bench.ianvs_config import load_benchmarking_job
+    from cloud_edge_privacy.bench.prism_bench import case_label
 
     job = load_benchmarking_job(str(EXAMPLE / "benchmarkingjob.yaml"))
     labels = [case_label(a, job.algorithms) for a in job.algorithms]
@@ -198,7 +198,7 @@ def _row(doc, case, domain, route, answer, wall, joules, status="ok", sent=True)
 
 
 def test_summary_table_intervals_similarity_judge_and_ratios(tmp_path):
-    from cloud_edge_privacy.prism_bench import ratio_ci, render_markdown, summarize
+    from cloud_edge_privacy.bench.prism_bench import ratio_ci, render_markdown, summarize
 
     data = tmp_path / "d.jsonl"
     docs = [("m1", "medical"), ("m2", "medical"), ("b1", "bank"), ("b2", "bank")]
@@ -224,7 +224,7 @@ def test_summary_table_intervals_similarity_judge_and_ratios(tmp_path):
             return "8" if "ref answer" in prompt else "3"
 
     vecs = {"ref answer": np.array([1.0, 0.0]), "other": np.array([0.0, 1.0]), "x": np.array([0.6, 0.8])}
-    import cloud_edge_privacy.prism_bench as pb
+    import cloud_edge_privacy.bench.prism_bench as pb
 
     orig = pb.add_similarity
     pb.add_similarity = lambda samples, ref: orig(samples, ref, embed=lambda ts: [vecs[t] for t in ts])
@@ -285,7 +285,7 @@ def test_remote_judge_through_an_openai_compatible_endpoint(fake_cloud):
 
 def test_leak_audit_without_llm_calls(tmp_path, in_repo):
     """Cloud-only sends every gold identifier, Edge-only nothing; no model is loaded and nothing is sent."""
-    from cloud_edge_privacy.prism_bench import leak_audit
+    from cloud_edge_privacy.bench.prism_bench import leak_audit
 
     job = tmp_path / "job.yaml"
     job.write_text(f"""benchmarkingjob:

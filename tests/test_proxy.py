@@ -157,7 +157,7 @@ def test_same_key_gives_same_surrogates_across_requests_and_restarts(proxy):
     """LLM Guard PR #82 (vault lost between calls): pseudonyms are an HMAC of the value under the key, so a
     fresh gateway (a restarted proxy) with the same key protects and restores the same way; another key
     does not."""
-    from cloud_edge_privacy.gateway import PrivacyGateway
+    from cloud_edge_privacy.core.gateway import PrivacyGateway
     from cloud_edge_privacy.randomness import Randomness
 
     text = "Mr John Smith wrote to Maria Garcia."
@@ -315,7 +315,7 @@ def test_concurrent_requests_get_their_own_names_back(proxy, fake):
 def test_pseudonym_answers_stream_back_exactly_as_plain_restoration(proxy):
     """With keyed pseudonyms (the proxy's default method) the streamed restorer built from the vault gives the
     same text as the operator's own restorer, for chunks that split every surrogate."""
-    from cloud_edge_privacy.gateway import PrivacyGateway
+    from cloud_edge_privacy.core.gateway import PrivacyGateway
     from cloud_edge_privacy.proxy.engine import Prepared
     from cloud_edge_privacy.randomness import Randomness
 

@@ -1,8 +1,8 @@
 import csv
 import math
 
-from cloud_edge_privacy.ianvs_config import Algorithm, ModuleSpec
-from cloud_edge_privacy.rank import CaseResult, sort_rows, write_rank
+from cloud_edge_privacy.bench.ianvs_config import Algorithm, ModuleSpec
+from cloud_edge_privacy.bench.rank import CaseResult, sort_rows, write_rank
 
 
 def _algo(method):

@@ -29,7 +29,7 @@ def test_missing_alias_lists_known_ones():
 
 
 def test_example_module_files_register_expected_aliases(in_repo):
-    from cloud_edge_privacy.module_loader import import_module_file
+    from cloud_edge_privacy.bench.module_loader import import_module_file
     from cloud_edge_privacy.registry import ClassFactory, ClassType
     from conftest import EXAMPLE
 

@@ -5,9 +5,9 @@ import math
 
 import pytest
 
-from cloud_edge_privacy import stats
-from cloud_edge_privacy.report import epsilon_note, write_report
-from cloud_edge_privacy.report_plots import case_labels
+from cloud_edge_privacy.metrics import stats
+from cloud_edge_privacy.reporting.report import epsilon_note, write_report
+from cloud_edge_privacy.reporting.report_plots import case_labels
 
 BACKGROUND = {
     "p-anna": " ".join(["anna holm fisherman tromso harbour nets trawler"] * 40),

@@ -37,7 +37,7 @@ def _run(args, tmp_path):
 def test_html_board_renders_in_chromium(job, tmp_path):  # noqa: F811
     from PIL import Image
 
-    from cloud_edge_privacy.report import write_report
+    from cloud_edge_privacy.reporting.report import write_report
 
     out, data = job
     write_report(str(out), data_file=str(data), judge=False)
@@ -69,7 +69,7 @@ def test_html_board_renders_in_chromium(job, tmp_path):  # noqa: F811
 
 def test_html_board_sorts_by_a_clicked_header(job, tmp_path):  # noqa: F811
     """Clicking a header reorders rows (checked in the browser: a tiny script clicks and records the order)."""
-    from cloud_edge_privacy.report import write_report
+    from cloud_edge_privacy.reporting.report import write_report
 
     out, data = job
     write_report(str(out), data_file=str(data), judge=False)

@@ -51,7 +51,7 @@ def test_one_cloud_fault_is_one_samples_failure(fake_cloud, tmp_path, in_repo, c
 
 def test_a_second_run_of_the_same_job_is_refused(fake_cloud, tmp_path, in_repo, capsys):
     from cloud_edge_privacy import cli
-    from cloud_edge_privacy.runner import job_lock
+    from cloud_edge_privacy.bench.runner import job_lock
 
     job, out = _job(tmp_path)
     with job_lock(str(out)):
@@ -60,7 +60,8 @@ def test_a_second_run_of_the_same_job_is_refused(fake_cloud, tmp_path, in_repo, 
 
 
 def test_interrupted_run_is_marked_and_a_rerun_leaves_no_stale_report(fake_cloud, tmp_path, in_repo, monkeypatch):
-    from cloud_edge_privacy import cli, runner
+    from cloud_edge_privacy import cli
+    from cloud_edge_privacy.bench import runner
 
     job, out = _job(tmp_path)
     out.mkdir(parents=True)

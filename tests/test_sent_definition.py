@@ -6,15 +6,15 @@ import json
 import pytest
 
 from cloud_edge_privacy.audit import outgoing_texts, sent_text
-from cloud_edge_privacy.context import CONTEXTS
+from cloud_edge_privacy.core.context import CONTEXTS
 from cloud_edge_privacy.metrics.privacy import leak_audit_lines, leak_direct, leaked_mentions
 from cloud_edge_privacy.metrics.samples import unpack
 
 
 def _run(method, docs):
-    from cloud_edge_privacy.module_configs import CloudModelConfig
-    from cloud_edge_privacy.pipeline import EdgePipeline
-    from cloud_edge_privacy.tab_data import to_ianvs_record
+    from cloud_edge_privacy.core.module_configs import CloudModelConfig
+    from cloud_edge_privacy.core.pipeline import EdgePipeline
+    from cloud_edge_privacy.datasets.tab import to_ianvs_record
 
     pipe = EdgePipeline(CONTEXTS.get(), CloudModelConfig(privacy_method=method, detector="fast", cache=False))
     return [pipe.cloud(to_ianvs_record(d)["question"]) for d in docs]
@@ -60,8 +60,8 @@ def test_anonymize_applies_the_pipelines_guard_rule_for_randomized_releases(samp
     deliberately allows it; it now runs the pipeline's own protect + guard step."""
     from cloud_edge_privacy.anonymize import anonymize_documents
     from cloud_edge_privacy.detection import build_detector
-    from cloud_edge_privacy.egress import check_egress
-    from cloud_edge_privacy.gateway import PrivacyGateway
+    from cloud_edge_privacy.core.egress import check_egress
+    from cloud_edge_privacy.core.gateway import PrivacyGateway
     from cloud_edge_privacy.randomness import Randomness
 
     det = build_detector("fast")

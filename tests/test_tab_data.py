@@ -4,7 +4,7 @@ import json
 import pytest
 
 from cloud_edge_privacy.errors import DataValidationError
-from cloud_edge_privacy.tab_data import (load_tab, read_ianvs_jsonl, resolve_tab_file, sample_tab_path,
+from cloud_edge_privacy.datasets.tab import (load_tab, read_ianvs_jsonl, resolve_tab_file, sample_tab_path,
                                          to_ianvs_record, write_ianvs_jsonl)
 from conftest import SHARED_TAB
 

@@ -38,7 +38,7 @@ def test_tiny_bench_writes_a_table_with_every_method(tmp_path):
 
 @pytest.mark.llm
 def test_ianvs_example_runs_with_our_runner(tmp_path, in_repo):
-    from cloud_edge_privacy.runner import run_job
+    from cloud_edge_privacy.bench.runner import run_job
     from cloud_edge_privacy.timeseries.bench import write_ianvs_jsonl
     from cloud_edge_privacy.timeseries.data import load_series
 

@@ -91,7 +91,7 @@ def test_real_background_attacker_links_originals_more_than_masked_texts():
     documents than documents with every gold DIRECT/QUASI mention suppressed."""
     bg = SHARED_TAB / "background_knowledge.json"
     assert bg.is_file(), f"{bg} is part of the benchmark's data and must exist"
-    from cloud_edge_privacy.tab_data import load_tab
+    from cloud_edge_privacy.datasets.tab import load_tab
 
     docs = load_tab(SHARED_TAB / "echr_dev.json")
     att = trir.load_or_train_attacker(bg)

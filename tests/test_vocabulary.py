@@ -13,7 +13,7 @@ from conftest import REPO
 def test_guard_and_detection_agree_on_every_title(title):
     from cloud_edge_privacy.detection import pipeline as detection_pipeline
     from cloud_edge_privacy.detection.regex_recognizer import RegexRecognizer
-    from cloud_edge_privacy.egress import _name_tokens
+    from cloud_edge_privacy.core.egress import _name_tokens
 
     text = f"{title.capitalize()} Kowalski signed the report."
     spans = [s for s in RegexRecognizer().analyze(text) if s.source == "regex:titled_name"]
@@ -32,7 +32,7 @@ def test_pseudonyms_keep_or_translate_every_title():
 def test_one_definition_of_categories_and_months():
     from cloud_edge_privacy.desensitization import dp_mechanisms, generalization, surrogates
     from cloud_edge_privacy.detection import recognizer
-    from cloud_edge_privacy.tab_data import ENTITY_TYPES
+    from cloud_edge_privacy.datasets.tab import ENTITY_TYPES
 
     assert ENTITY_TYPES is v.TAB_CATEGORIES is dp_mechanisms.TAB_CATEGORIES is recognizer.ALL_TAB
     assert len(v.TAB_CATEGORIES) == 8 and surrogates.MONTHS == list(v.MONTHS)

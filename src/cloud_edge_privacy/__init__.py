@@ -25,7 +25,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(api, name)
     if name == "PrivacyGateway":
-        from .gateway import PrivacyGateway
+        from .core.gateway import PrivacyGateway
 
         return PrivacyGateway
     if name == "Randomness":

@@ -15,7 +15,7 @@ from .detection import Detector, build_detector
 from .errors import DataValidationError
 from .randomness import Randomness
 from .metrics.tab_official import score_masks
-from .tab_data import TabDocument, load_tab, read_json_file
+from .datasets.tab import TabDocument, load_tab, read_json_file
 
 
 def gold_dict(doc: TabDocument) -> Dict[str, Any]:
@@ -32,9 +32,9 @@ def anonymize_documents(docs: List[TabDocument], method: str, randomness: Random
     A document the egress guard blocks keeps its masks (they are what detection found) but gets no text:
     its ``status`` is ``privacy_failure``.  ``guard=False`` skips the guard (scripts that score masks only).
     """
-    from .context import RunContext
-    from .module_configs import CloudModelConfig
-    from .pipeline import EdgePipeline, EgressBlocked
+    from .core.context import RunContext
+    from .core.module_configs import CloudModelConfig
+    from .core.pipeline import EdgePipeline, EgressBlocked
 
     config = CloudModelConfig(privacy_method=method, method_params=params or {})
     with tempfile.TemporaryDirectory(prefix="cep-anonymize-") as tmp:  # nothing is sent: no audit is written

@@ -1,7 +1,7 @@
 """The library API: analyze text into typed entities, protect it with one method or a per-type policy, restore.
 
 It runs the same privacy path as the benchmark and the proxy: the edge pipeline's detector, the privacy
-gateway's operators and the egress guard (:class:`~cloud_edge_privacy.pipeline.EdgePipeline`).  Fine-grained
+gateway's operators and the egress guard (:class:`~cloud_edge_privacy.core.pipeline.EdgePipeline`).  Fine-grained
 entity types (EMAIL, PHONE, IBAN, ...) are read from which recognizer found a span; each maps to one of TAB's
 eight categories, which the operators and the benchmark's metrics use.
 
@@ -175,9 +175,9 @@ class Gateway:
                  detector: str = "default", epsilon: Optional[float] = None,
                  randomness: Optional[Randomness] = None, guard: bool = True,
                  audit_dir: str = "cep_audit") -> None:
-        from .context import RunContext
-        from .module_configs import CloudModelConfig, validate_config
-        from .pipeline import EdgePipeline
+        from .core.context import RunContext
+        from .core.module_configs import CloudModelConfig, validate_config
+        from .core.pipeline import EdgePipeline
 
         typed = _validate_policy(policy or {})
         if typed and method == "none":
@@ -227,11 +227,11 @@ class Gateway:
 
 
 def analyze(text: str, detector: str = "default") -> List[Entity]:
-    """Detect private entities in ``text`` with a detector preset."""
-    from .detection import build_detector, default_detector
+    """One-off detection of private entities in ``text`` with a detector preset (it builds the detector: build a
+    :class:`Gateway` once to analyze many texts)."""
+    from .detection import build_detector
 
-    det = default_detector() if detector == "default" else build_detector(detector)
-    return _entities(text, det.analyze(str(text)))
+    return _entities(text, build_detector(detector).analyze(str(text)))
 
 
 def protect(text: str, method: str = "pseudonym", policy: Optional[Mapping[str, str]] = None,

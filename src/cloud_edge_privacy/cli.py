@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any, List, Optional
 
 from .errors import BenchmarkError
-from .tab_data import DEFAULT_INSTRUCTION, load_tab, resolve_tab_file, write_ianvs_jsonl
+from .datasets.tab import DEFAULT_INSTRUCTION, load_tab, resolve_tab_file, write_ianvs_jsonl
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from .report import write_report
-    from .runner import run_job
+    from .reporting.report import write_report
+    from .bench.runner import run_job
 
     if _paradigm(args.config) == "federatedlearning":
         from .federated.ianvs_runner import run_federated_job
@@ -60,11 +60,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"{kind} rank: {path}")
     if report:
         print(f"report: {report}")
-        from .report import console_board
+        from .reporting.report import console_board
 
         print(console_board(summary.output_dir, args.config))
     if args.ci is not None and summary.results:
-        from .ci_check import check_job, default_expected
+        from .reporting.ci_check import check_job, default_expected
 
         ok, text = check_job(summary.output_dir, args.ci or default_expected(args.config))
         print(text)
@@ -78,7 +78,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _paradigm(config: str) -> str:
     """The paradigm of the job's first algorithm (dispatch between our jointinference and federated runners)."""
-    from .ianvs_config import load_yaml
+    from .bench.ianvs_config import load_yaml
 
     job = load_yaml(config, "benchmarkingjob")
     algos = ((job.get("test_object") or {}).get("algorithms") or [])
@@ -97,7 +97,7 @@ def _cmd_prepare(args: argparse.Namespace) -> int:
 
 def _cmd_anonymize(args: argparse.Namespace) -> int:
     """Plain text (--text, or stdin), JSONL of {"text": ...}, or a TAB JSON file (masks for score-tab)."""
-    from .module_configs import CloudModelConfig, validate_config
+    from .core.module_configs import CloudModelConfig, validate_config
 
     # the same validation as the YAML's cloud module: unknown method, ε for a method without a budget,
     # non-finite or non-positive ε are errors before any model loads
@@ -160,7 +160,7 @@ def _anonymize_texts(args: argparse.Namespace, records: List[tuple], plain: bool
 
     from .api import Gateway
     from .errors import PrivacyGatewayError
-    from .pipeline import safe_reason
+    from .core.pipeline import safe_reason
     from .randomness import Randomness
 
     rand = Randomness.benchmark(args.seed) if args.seed is not None else None
@@ -266,7 +266,7 @@ def _cmd_score_tab(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from .report import write_report
+    from .reporting.report import write_report
 
     if not os.path.isfile(os.path.join(args.job_dir, "rank", "all_rank.csv")):
         raise BenchmarkError(f"{args.job_dir}: no rank/all_rank.csv here (pass <workspace>/<job name>)")
@@ -277,10 +277,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
 def _cmd_route(args: argparse.Namespace) -> int:
     import json as _json
 
-    from .routing import PrismGateRouter
-    from .stats import percentile
+    from .routing.routers import PrismGateRouter
+    from .metrics.stats import percentile
 
-    from .tab_data import iter_jsonl
+    from .datasets.tab import iter_jsonl
 
     rows = []
     for lineno, rec in iter_jsonl(args.input):
@@ -313,7 +313,7 @@ def _cmd_route(args: argparse.Namespace) -> int:
 
 
 def _cmd_prepare_prism(args: argparse.Namespace) -> int:
-    from .prism_data import load_prism_prompts, write_prism_jsonl
+    from .datasets.prism import load_prism_prompts, write_prism_jsonl
 
     n = write_prism_jsonl(load_prism_prompts(args.input), args.out, args.per_domain)
     print(f"wrote {n} prompts to {args.out}")
@@ -471,7 +471,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _method_names() -> tuple:
     """``none`` (the unprotected baseline) and every registered privacy method."""
     from .desensitization import list_operators
-    from .gateway import NO_PROTECTION
+    from .core.gateway import NO_PROTECTION
 
     return (NO_PROTECTION,) + tuple(list_operators())
 

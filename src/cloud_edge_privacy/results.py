@@ -114,6 +114,8 @@ class RouteDecision(_Serialised):
     rule: Optional[str] = None  # a privacy-first rule that overrode the gate
     probs: Optional[Dict[str, float]] = None
     latency_ms: Optional[float] = None
+    # the profile the router computed, handed to the gateway in memory (never serialised: it holds the raw text)
+    profile: Optional["Profile"] = field(default=None, repr=False, compare=False)
 
     @property
     def hard(self) -> bool:
@@ -121,7 +123,9 @@ class RouteDecision(_Serialised):
         return self.route != Route.EDGE
 
     def to_dict(self) -> Dict[str, Any]:
-        return dict({"hard": self.hard}, **super().to_dict())
+        d = super().to_dict()
+        d.pop("profile", None)
+        return dict({"hard": self.hard}, **d)
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "RouteDecision":
@@ -142,6 +146,8 @@ class Profile(_Serialised):
     prism_risk: float
     n_tokens: int
     profiling_ms: float
+    detector: str = ""          # the name of the detector that found the spans
+    detection_ms: float = 0.0   # the detection part of profiling_ms
 
     def to_dict(self) -> Dict[str, Any]:
         """The form a result carries (the joined text stays on the edge, in memory)."""

@@ -4,9 +4,9 @@ protect, egress guard, audit, call, restore) and fixed router, registered under 
 Ianvs imports module files by bare file name: a copied scenario renames this file and the aliases."""
 import os
 
-from cloud_edge_privacy.ianvs_modules import CloudModule, EdgeModule
+from cloud_edge_privacy.bench.ianvs_modules import CloudModule, EdgeModule
 from cloud_edge_privacy.registry import ClassFactory, ClassType
-from cloud_edge_privacy.routing import FixedRouter
+from cloud_edge_privacy.routing.routers import FixedRouter
 
 os.environ["BACKEND_TYPE"] = "NONE"  # Sedna's framework-free edge backend (ianvs-contract.md §5)
 

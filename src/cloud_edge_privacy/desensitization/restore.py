@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Pattern, Set, Tuple
 
 from ..vocabulary import TITLES, tolerant_body

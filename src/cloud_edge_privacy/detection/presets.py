@@ -22,11 +22,9 @@ presidio       plain Microsoft Presidio (baseline, no propagation)
 """
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Callable, Dict, List, Optional, Tuple
 
 from ..errors import ModelFileError
-from ..spans import Span
 from .pipeline import Detector
 from .recognizer import ALL_TAB, Declared, declare
 from .regex_recognizer import RegexRecognizer
@@ -226,16 +224,3 @@ def build_detector(name: str = "default", learned_path: Optional[str] = None) ->
         return PRESETS[name][1](learned_path)  # type: ignore[call-arg]
     return PRESETS[name][1]()
 
-
-@lru_cache(maxsize=1)
-def default_detector() -> Detector:
-    """The default pipeline, built once per process and shared (edge profile, gateway, router): on one
-    sample's path they see the same text, so it keeps a small per-text cache."""
-    det = build_detector("default")
-    det.cache_size = 64
-    return det
-
-
-def detect(text: str) -> List[Span]:
-    """Detect with the shared default pipeline."""
-    return default_detector().analyze(text)

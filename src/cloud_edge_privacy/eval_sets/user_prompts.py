@@ -17,6 +17,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ..vocabulary import MONTHS
 from .templates import HANDWRITTEN, TEMPLATES, TUNE_TEMPLATES
 
 DATA_DIR = Path(__file__).resolve().parents[3] / "examples" / "UserPrompts"
@@ -43,8 +44,7 @@ _FIELDS: Dict[str, Tuple[str, str]] = {
     "github": ("CODE", "DIRECT"), "password": ("CODE", "DIRECT"), "slack": ("CODE", "DIRECT"),
     "webhook": ("CODE", "DIRECT"), "pin": ("CODE", "DIRECT"), "ip": ("CODE", "QUASI"), "domain": ("CODE", "QUASI"),
 }
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-           "November", "December")
+_MONTHS = MONTHS
 _SCHOOL = {"de_DE": "Universität {}", "fr_FR": "Université de {}", "es_ES": "Universidad de {}",
            "it_IT": "Università di {}", "pl_PL": "Uniwersytet {}", "nl_NL": "Universiteit {}"}
 _HOSPITAL = {"de_DE": "Klinikum {}", "fr_FR": "CHU de {}", "nl_NL": "Ziekenhuis {}"}

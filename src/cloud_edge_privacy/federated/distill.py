@@ -30,7 +30,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, 
 import numpy as np
 import torch
 
-from ..tab_data import Mention, TabDocument
+from ..datasets.tab import Mention, TabDocument
 from .model import (LABELS, ModelConfig, TokenTagger, Windows, featurize, get_flat, gold_labels, new_model, set_flat,
                     tokenize, train_epochs, window_arrays)
 from .teacher import TeacherResult

@@ -27,7 +27,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 import numpy as np
 
-from ..tab_data import TabDocument, load_tab
+from ..datasets.tab import TabDocument, load_tab
 from .distill import (ProxySet, build_proxy_set, eval_passages, gold_token_share, load_background, load_teacher_record,
                       proxy_passages, score_spans_on_gold, teacher_summary)
 from .lira import ShadowRefs, lira_attack, mean_over, shadow_membership, train_shadow

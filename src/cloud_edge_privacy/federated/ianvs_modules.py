@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy as np
 import torch
 
-from ..tab_data import TabDocument, parse_tab_documents
+from ..datasets.tab import TabDocument, parse_tab_documents
 from .client import local_update
 from .methods import Method, client_seed
 from .model import ModelConfig, get_flat, make_windows, new_model, predict_spans, set_flat

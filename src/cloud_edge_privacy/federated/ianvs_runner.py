@@ -21,8 +21,8 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy as np
 
 from ..errors import ConfigError
-from ..ianvs_config import load_testenv, load_yaml
-from ..module_loader import import_module_file
+from ..bench.ianvs_config import load_testenv, load_yaml
+from ..bench.module_loader import import_module_file
 from ..registry import ClassFactory, ClassType
 
 _FL_AGG = getattr(ClassType, "FL_AGG", "aggregation")
@@ -39,7 +39,7 @@ class _AggClient:
 def prepare_data(out_dir: str, train_path: str, dev_path: str, limit_train: Optional[int] = None,
                  limit_dev: Optional[int] = None) -> Dict[str, str]:
     """Write ``tab_{train,dev}.jsonl`` and their ``_smoke`` cuts (question = text, answer = gold JSON) into ``out_dir``."""
-    from ..tab_data import load_tab
+    from ..datasets.tab import load_tab
     from .ianvs_modules import to_record
 
     os.makedirs(out_dir, exist_ok=True)

@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 from ..spans import Span
-from ..tab_data import ENTITY_TYPES, TabDocument
+from ..datasets.tab import ENTITY_TYPES, TabDocument
 
 LABELS: Tuple[str, ...] = ("O",) + ENTITY_TYPES
 _TOKEN = re.compile(r"\w+|[^\w\s]")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Sequence
 
 from ..metrics.psr import psr_scores
-from ..tab_data import load_tab
+from ..datasets.tab import load_tab
 from .recognizer import CENTRALIZED_FILE, MODEL_FILE
 from .simulation import gold_view
 

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from ..metrics.psr import psr_scores
-from ..tab_data import TabDocument
+from ..datasets.tab import TabDocument
 from .client import local_update
 from .distill import KDConfig, ProxySet, distill_flat, train_teacher_only
 from .methods import METHODS, Method, client_seed, parse_method, selection_rng

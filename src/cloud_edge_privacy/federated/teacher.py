@@ -27,7 +27,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..tab_data import ENTITY_TYPES
+from ..datasets.tab import ENTITY_TYPES
+from ..vocabulary import tolerant_body
 from .model import LABELS, tokenize
 
 PROMPT_VERSION = "kd-teacher-v1"
@@ -108,7 +109,7 @@ def _find_all(text: str, needle: str) -> List[Tuple[int, int]]:
     words = needle.split()
     if not words:
         return []
-    body = r"\s+".join(re.escape(w) for w in words)
+    body = tolerant_body(needle)
     # whole words only: "Smith" must not match inside "Smithson"
     pre = r"(?<!\w)" if re.match(r"\w", words[0]) else ""
     post = r"(?!\w)" if re.search(r"\w$", words[-1]) else ""

@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import numpy as np
 
-from ..tab_data import TabDocument
+from ..datasets.tab import TabDocument
 from .simulation import FedConfig, evaluate_psr, run_method
 
 #: candidate settings (FedConfig fields) for the MiniLM head

@@ -3,7 +3,7 @@
 Samples counted (``SampleView.in_leakage``): completed samples (edge-answered ones leak nothing) and
 failed samples whose traffic left the edge.  Failed-closed samples are left out and reported by
 ``n_failed``.  PDR and SELS pool mentions over the counted samples (a ratio of sums); their
-bootstrap intervals resample documents (see :mod:`cloud_edge_privacy.stats`).
+bootstrap intervals resample documents (see :mod:`cloud_edge_privacy.metrics.stats`).
 """
 from __future__ import annotations
 

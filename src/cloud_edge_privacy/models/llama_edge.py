@@ -86,7 +86,7 @@ class LlamaEdgeModel:
     def refine(self, instruction: str, text: str, sketch: str, kind: str = "sketch") -> Dict[str, Any]:
         """PRISM stage 4 on the edge: the final answer from the original text and the cloud's sketch
         (``kind="draft"``: the cloud's direct answer to a noised prompt, as in PRISM's LDP baselines)."""
-        from ..collaboration import refine_messages
+        from .collaboration import refine_messages
 
         text, truncated = self.fit_text(text, f"{instruction}\n{sketch}")
         return dict(self.chat(refine_messages(instruction, text, sketch, kind)), truncated_input=truncated)

@@ -26,7 +26,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from ..audit import AuditLog
 from ..errors import PrivacyGatewayError
 from ..models.cloud_client import AsyncCloudClient, Endpoint, UpstreamUnavailable
-from ..pipeline import EgressBlocked, safe_reason
+from ..core.pipeline import EgressBlocked, safe_reason
 from ..randomness import Randomness
 from .engine import Prepared, PrivacyEngine, restore_completion
 from .request import InvalidRequest

@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 from ..audit import AuditLog
-from ..context import RunContext
+from ..core.context import RunContext
 from ..desensitization.restore import OnePassRestorer, Restored, StreamRestorer
-from ..gateway import ProtectedFields
-from ..module_configs import CloudModelConfig
-from ..pipeline import EdgePipeline
+from ..core.gateway import ProtectedFields
+from ..core.module_configs import CloudModelConfig
+from ..core.pipeline import EdgePipeline
 from ..results import Stage
 from ..randomness import Randomness
 from .request import build_outgoing, url_arguments
@@ -132,7 +132,7 @@ class PrivacyEngine:
         sentinel = "Anna Berg"
 
         from ..errors import ConfigError, PrivacyGatewayError
-        from ..pipeline import safe_reason
+        from ..core.pipeline import safe_reason
 
         def run(p: ProxyPipeline) -> None:
             try:

@@ -116,7 +116,7 @@ def load_settings(values: Dict[str, Any], where: str = "proxy settings") -> Prox
     try:
         return ProxySettings.model_validate(values)
     except ValidationError as exc:
-        from ..module_configs import describe_errors
+        from ..core.module_configs import describe_errors
 
         raise ConfigError(f"{where}: {describe_errors(exc, ProxySettings)}") from None
 

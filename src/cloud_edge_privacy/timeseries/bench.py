@@ -134,7 +134,7 @@ class TSModels:
         endpoint from ``$CEP_TS_CLOUD_BASE_URL`` / ``$CEP_TS_CLOUD_MODEL`` / ``$CEP_TS_CLOUD_API_KEY`` or the
         local llama.cpp server; the audit log is the run context's (``$RESULT_SAVED_URL/cloud_audit.jsonl``)."""
         if self._cloud is None:
-            from ..context import CONTEXTS
+            from ..core.context import CONTEXTS
             from ..models.cloud_client import CloudClient, resolve_endpoint
 
             ep = resolve_endpoint("CEP_TS_CLOUD_BASE_URL", "CEP_TS_CLOUD_MODEL", "CEP_TS_CLOUD_API_KEY",

@@ -6,8 +6,8 @@ Usage, from the repository root after ``ianvs -f .../benchmarkingjob.yaml``:
 """
 import sys
 
-from cloud_edge_privacy.ianvs_config import load_benchmarking_job
-from cloud_edge_privacy.report import write_report
+from cloud_edge_privacy.bench.ianvs_config import load_benchmarking_job
+from cloud_edge_privacy.reporting.report import write_report
 
 if __name__ == "__main__":
     cfg = sys.argv[1] if len(sys.argv) > 1 else "examples/TAB/cloud_edge_collaborative_inference_bench/benchmarkingjob.yaml"

@@ -23,7 +23,7 @@ import secrets
 import torch
 
 from ...errors import ConfigError
-from ...tab_data import TabDocument, load_tab
+from ...datasets.tab import TabDocument, load_tab
 from ..client import local_update
 from ..methods import Method, client_seed, parse_method
 from ..model import MODEL_KINDS, Windows, get_flat, make_windows, new_model, save_model, set_flat

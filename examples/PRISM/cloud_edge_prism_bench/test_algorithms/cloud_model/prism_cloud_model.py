@@ -2,9 +2,9 @@
 refinement (PRISM's sketch, or the LDP baselines' draft), each request metered.  Sedna hands it the raw
 prompt, so protection runs here, on the edge side, before any HTTP request.
 
-Hyperparameters: ``cloud_edge_privacy.module_configs.CloudModelConfig`` (unknown keys are errors).
+Hyperparameters: ``cloud_edge_privacy.core.module_configs.CloudModelConfig`` (unknown keys are errors).
 """
-from cloud_edge_privacy.prism_modules import PrismCloudModule
+from cloud_edge_privacy.bench.prism_modules import PrismCloudModule
 from cloud_edge_privacy.registry import ClassFactory, ClassType
 
 

@@ -1,6 +1,6 @@
 """Ianvs ``hard_example_mining`` module of the PRISM example: the soft gate and the fixed routes."""
 from cloud_edge_privacy.registry import ClassFactory, ClassType
-from cloud_edge_privacy.routing import FixedRouter, PrismGateRouter
+from cloud_edge_privacy.routing.routers import FixedRouter, PrismGateRouter
 
 
 @ClassFactory.register(ClassType.HEM, alias="PrismSoftGateRouter")

@@ -1,9 +1,9 @@
 """Ianvs ``cloudmodel`` module: the edge pipeline's cloud route (protect, egress guard, audit, call, restore).
 
 Sedna hands this module the raw sample, so protection runs here, on the edge side, before any HTTP request.
-Hyperparameters: ``cloud_edge_privacy.module_configs.CloudModelConfig`` (unknown keys are errors).
+Hyperparameters: ``cloud_edge_privacy.core.module_configs.CloudModelConfig`` (unknown keys are errors).
 """
-from cloud_edge_privacy.ianvs_modules import CloudModule
+from cloud_edge_privacy.bench.ianvs_modules import CloudModule
 from cloud_edge_privacy.registry import ClassFactory, ClassType
 
 

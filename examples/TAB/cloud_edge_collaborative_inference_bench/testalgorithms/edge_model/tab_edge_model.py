@@ -1,10 +1,10 @@
 """Ianvs ``edgemodel`` module: the llama.cpp edge model and the sample's privacy profile.
 
-Hyperparameters: ``cloud_edge_privacy.module_configs.EdgeModelConfig`` (unknown keys are errors).
+Hyperparameters: ``cloud_edge_privacy.core.module_configs.EdgeModelConfig`` (unknown keys are errors).
 """
 import os
 
-from cloud_edge_privacy.ianvs_modules import EdgeModule
+from cloud_edge_privacy.bench.ianvs_modules import EdgeModule
 from cloud_edge_privacy.registry import ClassFactory, ClassType
 
 # Sedna picks the edge backend from BACKEND_TYPE; any value it does not know gives the generic,

@@ -1,6 +1,6 @@
 """Ianvs ``hard_example_mining`` module: routers of the cloud_edge_privacy library (works in both mining modes)."""
 from cloud_edge_privacy.registry import ClassFactory, ClassType
-from cloud_edge_privacy.routing import EdgeConfidenceRouter, FixedRouter, PrismGateRouter
+from cloud_edge_privacy.routing.routers import EdgeConfidenceRouter, FixedRouter, PrismGateRouter
 
 
 @ClassFactory.register(ClassType.HEM, alias="TabEdgeConfidenceRouter")

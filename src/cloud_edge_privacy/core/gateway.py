@@ -11,12 +11,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from .desensitization import Desensitized, get_operator
-from .desensitization.base import operator_spec
-from .errors import BenchmarkError, PrivacyGatewayError
-from .randomness import Randomness
-from .results import Stage
-from .spans import Span
+from ..desensitization import Desensitized, get_operator
+from ..desensitization.base import operator_spec
+from ..errors import BenchmarkError, PrivacyGatewayError
+from ..randomness import Randomness
+from ..results import Profile, Stage
+from ..spans import Span
 
 NO_PROTECTION = "none"  # baseline only: sends the raw text; never counts as a privacy method
 FIELD_JOINER = "\n\n"
@@ -24,7 +24,7 @@ FIELD_JOINER = "\n\n"
 
 def budgeted_methods() -> Tuple[str, ...]:
     """Methods that take a privacy budget ε (declared by the operators themselves)."""
-    from .desensitization import list_operators
+    from ..desensitization import list_operators
 
     return tuple(m for m in list_operators() if operator_spec(m).budgeted)
 
@@ -89,7 +89,7 @@ class PrivacyGateway:
     @property
     def detector(self) -> Any:
         if self._detector is None:
-            from .detection import build_detector
+            from ..detection import build_detector
 
             self._detector = build_detector("default")
         return self._detector
@@ -98,6 +98,9 @@ class PrivacyGateway:
         """Load the detection models now, so that loading is not counted as per-sample latency."""
         if self.operator is not None:
             self.detector.analyze("Warm-up: Ms Anna Berg, 1 May 2001, Oslo.")
+
+    def detector_name(self) -> str:
+        return str(getattr(self.detector, "name", ""))
 
     def detect(self, text: str) -> Tuple[List[Span], float]:
         if hasattr(self.detector, "analyze_timed"):  # cache hits replay the original detection time
@@ -110,9 +113,11 @@ class PrivacyGateway:
         return self.protect_fields([text], scope)
 
     def protect_fields(self, fields: Sequence[str], scope: str = "",
-                       randomness: Optional[Randomness] = None) -> ProtectedFields:
+                       randomness: Optional[Randomness] = None, profile: Optional[Profile] = None) -> ProtectedFields:
         """Protect all ``fields`` of one request together; ``scope`` names the document/conversation;
-        ``randomness`` overrides the gateway's for this call (the proxy's per-conversation keys)."""
+        ``randomness`` overrides the gateway's for this call (the proxy's per-conversation keys); ``profile``
+        is the router's profile of the same fields: its spans are used when it was made by this gateway's
+        detector over exactly this text (otherwise the gateway detects itself)."""
         originals = [str(f) for f in fields]
         joined = FIELD_JOINER.join(originals)
         if self.operator is None:
@@ -120,7 +125,10 @@ class PrivacyGateway:
                                    [[(0, len(f))] for f in originals], [], joined,
                                    {Stage.DETECTION.value: 0.0, Stage.DESENSITIZATION.value: 0.0})
         try:
-            spans, detection_ms = self.detect(joined)
+            if profile is not None and profile.joined == joined and profile.detector == self.detector_name():
+                spans, detection_ms = list(profile.spans), profile.detection_ms
+            else:
+                spans, detection_ms = self.detect(joined)
             bounds, pos = [], 0
             for f in originals:
                 bounds.append((pos, pos + len(f)))

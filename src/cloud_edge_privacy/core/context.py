@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Optional, Union
 
-from .audit import AuditLog
-from .hashing import stable_hash
-from .results import RouteDecision
+from ..audit import AuditLog
+from ..hashing import stable_hash
+from ..results import RouteDecision
 
 
 def sample_key(x: Any) -> str:
@@ -58,7 +58,7 @@ class RunContext:
     def detector(self, preset: str = "default") -> Any:
         """One detector per preset per run, with a small per-text cache (profile, router and gateway
         see the same text once)."""
-        from .detection import build_detector
+        from ..detection import build_detector
 
         with self._lock:
             det = self._detectors.get(preset)

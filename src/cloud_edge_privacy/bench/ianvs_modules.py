@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, Optional
 
-from .context import CONTEXTS, RunContext
-from .module_configs import CloudModelConfig, EdgeModelConfig, validate_config
-from .pipeline import EdgePipeline, edge_inference
+from ..core.context import CONTEXTS, RunContext
+from ..core.module_configs import CloudModelConfig, EdgeModelConfig, validate_config
+from ..core.pipeline import EdgePipeline, edge_inference
 
 
 class EdgeModule:
@@ -20,7 +20,7 @@ class EdgeModule:
     Config = EdgeModelConfig
 
     def __init__(self, **hyperparameters: Any) -> None:
-        from .models.llama_edge import LlamaEdgeModel
+        from ..models.llama_edge import LlamaEdgeModel
 
         self.config: EdgeModelConfig = validate_config(EdgeModelConfig, hyperparameters,
                                                        f"edgemodel {type(self).__name__}")  # type: ignore[assignment]

@@ -14,8 +14,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional
 
-from .errors import DataValidationError
-from .vocabulary import TAB_CATEGORIES
+from ..errors import DataValidationError
+from ..vocabulary import TAB_CATEGORIES
 
 IDENTIFIER_TYPES = ("DIRECT", "QUASI", "NO_MASK")
 ENTITY_TYPES = TAB_CATEGORIES

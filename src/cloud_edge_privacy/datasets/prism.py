@@ -13,8 +13,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from .errors import DataValidationError
-from .tab_data import iter_jsonl
+from ..errors import DataValidationError
+from .tab import iter_jsonl
 
 INSTRUCTION = "Answer the user's request helpfully and concisely."
 _NAME = r"[A-Z][a-z]+(?: [A-Z][a-z]+)?"

@@ -9,7 +9,7 @@ Ianvs loads; :class:`JointInference` with the testenv's mining mode).
 ``summarize``: the table in the paper's layout from the checkpoint, with 95% bootstrap intervals: completion
 time, edge energy, quality (a) MiniLM similarity to the Cloud-only answer on the unprotected prompt,
 (b) the judge's score with two judge prompts and their agreement, leaks of gold DIRECT identifiers in the
-recorded traffic, routes; per domain; latency ratios.  See ``python -m cloud_edge_privacy.prism_bench -h``.
+recorded traffic, routes; per domain; latency ratios.  See ``python -m cloud_edge_privacy.bench.prism_bench -h``.
 """
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ import csv
 import json
 import math
 import os
-import statistics
 import sys
 import time
 from collections import defaultdict
@@ -26,14 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from .context import CONTEXTS
-from .errors import ConfigError
+from ..core.context import CONTEXTS
+from ..errors import ConfigError
 from .ianvs_config import Algorithm, BenchmarkJob, load_benchmarking_job
-from .metrics.edge_energy import sample_energy_j, sample_wall_s
-from .metrics.performance import sample_route
-from .metrics.privacy import leak_direct_count
-from .metrics.samples import SampleView
-from .stats import Estimate, bootstrap_ci
+from ..metrics.edge_energy import sample_energy_j, sample_wall_s
+from ..metrics.performance import sample_route
+from ..metrics.privacy import leak_direct_count
+from ..metrics.samples import SampleView
+from ..metrics.stats import Estimate, bootstrap_ci
 
 CLOUD_ONLY = "cloud-only"
 
@@ -102,7 +101,7 @@ def warm_up(cases: List[Case], mode: str, progress: bool = True) -> None:
 
 
 def read_data(path: str) -> List[Dict[str, Any]]:
-    from .tab_data import read_ianvs_jsonl
+    from ..datasets.tab import read_ianvs_jsonl
 
     return read_ianvs_jsonl(path)
 
@@ -249,7 +248,7 @@ def add_similarity(samples: List[SampleRow], reference_case: str = CLOUD_ONLY,
     ref = reference if reference is not None else {s.doc_id: s.answer for s in samples
                                                    if s.case == reference_case and s.answer}
     if embed is None:
-        from .metrics.semantic import _model
+        from ..metrics.semantic import _model
 
         def embed(texts: List[str]) -> Any:
             return _model().encode(texts, normalize_embeddings=True, batch_size=16)
@@ -267,7 +266,7 @@ def add_similarity(samples: List[SampleRow], reference_case: str = CLOUD_ONLY,
 
 def add_judge(samples: List[SampleRow], judge: Any, prompts: Sequence[str] = ("a", "b"), progress: bool = True) -> None:
     """Quality (b): judge scores with each judge prompt; a failed sample scores 0, an unparsable reply is NaN."""
-    from .metrics.judge import judge_score
+    from ..metrics.judge import judge_score
 
     t0 = time.time()
     for k, s in enumerate(samples, 1):
@@ -366,7 +365,7 @@ def summarize(checkpoint: Path, out_dir: Path, data_file: str, judge: Optional[A
     """Figures of every test case in the checkpoint; writes ``summary.json``, ``per_sample.csv`` and a markdown
     table (``table.md``) into ``out_dir``.  ``reference_checkpoint``: take the reference case's answers for
     quality (a) from another run (the eps sweep has no Cloud-only case of its own)."""
-    from .metrics.judge import judge_reliability
+    from ..metrics.judge import judge_reliability
 
     gold = {r["answer"]["doc_id"]: r["answer"] for r in read_data(data_file)}
     rows = load_rows(checkpoint)
@@ -464,11 +463,11 @@ def leak_audit(job_path: str, data_file: Optional[str] = None, out_dir: Optional
     module's pipeline protects the prompt and builds the request it would send (the same code path, stopped
     before the HTTP call), and the egress guard checks it.  Leaks are gold DIRECT identifiers found verbatim in
     that request.  Cheap enough for all prompts and every eps of the sweep."""
-    from .collaboration import sketch_messages
-    from .context import sample_key
-    from .models.llama_edge import build_messages
+    from ..models.collaboration import sketch_messages
+    from ..core.context import sample_key
+    from ..models.llama_edge import build_messages
     from .module_loader import import_module_file
-    from .pipeline import EdgePipeline, outgoing_texts
+    from ..core.pipeline import EdgePipeline, outgoing_texts
     from .runner import module_class, validate_job
 
     job = load_benchmarking_job(job_path)
@@ -497,7 +496,7 @@ def leak_audit(job_path: str, data_file: Optional[str] = None, out_dir: Optional
             route = (ctx.decision(sample_key(x)) or {}).get("route", "cloud") if hard else "edge"
             row = {"doc_id": x["doc_id"], "domain": gold.get("domain", ""), "case": label, "route": route,
                    "sent": False, "blocked": False, "leaks": 0, "gold_direct": 0}
-            from .metrics.samples import gold_mentions
+            from ..metrics.samples import gold_mentions
 
             mentions = gold_mentions(gold, ("DIRECT",))
             row["gold_direct"] = len(mentions)
@@ -508,7 +507,7 @@ def leak_audit(job_path: str, data_file: Optional[str] = None, out_dir: Optional
                     msgs = sketch_messages(instruction, text) if route == "collaborative" else build_messages(instruction, text)
                     pipe.guard(prot, msgs)
                     sent = "\n".join(outgoing_texts(msgs))
-                    from .metrics.privacy import appears_in
+                    from ..metrics.privacy import appears_in
 
                     row.update(sent=True, leaks=sum(appears_in(m["span_text"], sent) for m in mentions))
                 except Exception:  # noqa: BLE001 - blocked (fail closed): nothing would leave
@@ -559,7 +558,7 @@ def leak_audit(job_path: str, data_file: Optional[str] = None, out_dir: Optional
 def reproduce(example: Path, workspace: Path, per_domain: Optional[int], sweep_per_domain: int,
               judge: Optional[str] = "local") -> int:
     """Table 1 and the eps sweep of the example, checkpoints under ``workspace``, figures in ``example/results``."""
-    from .metrics.judge import make_judge
+    from ..metrics.judge import make_judge
 
     data = str(example / "data" / "prism_prompts.jsonl")
     j = make_judge() if judge else None
@@ -579,7 +578,7 @@ def reproduce(example: Path, workspace: Path, per_domain: Optional[int], sweep_p
 # -- command line --------------------------------------------------------------------------------------------
 
 def main(argv: Optional[List[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m cloud_edge_privacy.prism_bench", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m cloud_edge_privacy.bench.prism_bench", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="run the job prompt by prompt into a resumable JSONL checkpoint")
     r.add_argument("-f", "--job", required=True, help="benchmarkingjob.yaml")
@@ -622,7 +621,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 0
     judge = None
     if not args.no_judge:
-        from .metrics.judge import make_judge
+        from ..metrics.judge import make_judge
 
         judge = make_judge(args.judge_base_url, args.judge_model)
     summary = summarize(Path(args.checkpoint), Path(args.results), args.test_data, judge, title=args.title,

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Optional
 
-from .errors import DataValidationError
+from ..errors import DataValidationError
 
 DATA_DIR_ENV = "CEP_DATA_DIR"
 
@@ -20,7 +20,7 @@ def data_root() -> Optional[Path]:
     env = os.environ.get(DATA_DIR_ENV)
     if env:
         return Path(env)
-    repo_data = Path(__file__).resolve().parents[2] / "data"
+    repo_data = Path(__file__).resolve().parents[3] / "data"
     return repo_data if (repo_data / "README.md").is_file() else None
 
 

@@ -29,18 +29,18 @@ from typing import Any, Dict, Iterator, List, Optional
 import numpy as np
 from tqdm import tqdm
 
-from .context import CONTEXTS
-from .errors import BenchmarkError, ConfigError, DataValidationError
+from ..core.context import CONTEXTS
+from ..errors import BenchmarkError, ConfigError, DataValidationError
 from .ianvs_config import Algorithm, BenchmarkJob, load_benchmarking_job
 from .joint_inference import JointInference
-from .models.response_cache import NO_CACHE_ENV
-from .module_configs import validate_config
+from ..models.response_cache import NO_CACHE_ENV
+from ..core.module_configs import validate_config
 from .module_loader import import_module_file
-from .pipeline import safe_reason
+from ..core.pipeline import safe_reason
 from .rank import CaseResult, write_rank
-from .registry import ClassFactory, ClassType
-from .results import SampleResult, Status
-from .tab_data import DEFAULT_INSTRUCTION, load_tab, read_ianvs_jsonl, write_ianvs_jsonl
+from ..registry import ClassFactory, ClassType
+from ..results import SampleResult, Status
+from ..datasets.tab import DEFAULT_INSTRUCTION, load_tab, read_ianvs_jsonl, write_ianvs_jsonl
 
 INCOMPLETE = "INCOMPLETE"
 STALE_OUTPUTS = ("report.md", "leaderboard.csv", "leaderboard.html", "failures.json", "run_summary.json")

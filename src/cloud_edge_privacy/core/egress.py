@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
-from .detection.recognizer import builtin_identifying
+from ..detection.recognizer import builtin_identifying
 from .gateway import ProtectedFields
-from .spans import Span
-from .vocabulary import TITLES, tolerant_body
+from ..spans import Span
+from ..vocabulary import TITLES, tolerant_body
 
 IDENTIFYING = builtin_identifying()  # PERSON, CODE, ORG, LOC: what the recognizers declare identifying
 _WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
@@ -105,8 +105,8 @@ class IndependentCheck:
     name = "guard_independent"
 
     def __init__(self, learned_path: Optional[str] = None) -> None:
-        from .detection.learned import LearnedNerRecognizer
-        from .detection.names import NameRecognizer
+        from ..detection.learned import LearnedNerRecognizer
+        from ..detection.names import NameRecognizer
 
         self.names = NameRecognizer()
         self.learned = LearnedNerRecognizer(learned_path)

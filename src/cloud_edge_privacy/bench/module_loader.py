@@ -6,7 +6,7 @@ import os
 import sys
 from types import ModuleType
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 
 def import_module_file(url: str) -> ModuleType:

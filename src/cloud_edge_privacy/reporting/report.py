@@ -3,8 +3,8 @@ paired differences to the unprotected baseline, APR, plots, failures, and proven
 
 Next to Ianvs's ``rank/all_rank.csv`` (left in Ianvs's format) it writes ``rank/leaderboard.csv``: one row
 per test case named by what differs between test cases, the deciding columns first, then everything else; and
-``leaderboard.html`` next to report.md (see :mod:`cloud_edge_privacy.report_html`).  The columns are the job's
-own metrics (from all_rank.csv), each with its declared direction (:mod:`cloud_edge_privacy.leaderboard`).
+``leaderboard.html`` next to report.md (see :mod:`cloud_edge_privacy.reporting.report_html`).  The columns are the job's
+own metrics (from all_rank.csv), each with its declared direction (:mod:`cloud_edge_privacy.reporting.leaderboard`).
 """
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ import os
 import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from .hashing import sha256_file, stable_hash
+from ..hashing import sha256_file, stable_hash
 from .leaderboard import METRICS, describe_rule, header, pareto_axes, pareto_dominated, sort_keys
-from .models.catalog import MODELS
-from .stats import Estimate, bootstrap_ci, paired_difference
+from ..models.catalog import MODELS
+from ..metrics.stats import Estimate, bootstrap_ci, paired_difference
 
 BASELINE = "none"
 EPSILON_MEANINGLESS = 10.0
@@ -77,7 +77,7 @@ def load_gold(data_file: Optional[str]) -> Dict[str, Dict[str, Any]]:
 
 
 def _status(p: Dict[str, Any]) -> str:
-    from .metrics.apr import record_status
+    from ..metrics.apr import record_status
 
     return record_status(p)
 
@@ -104,7 +104,7 @@ def case_stats(case: Dict[str, Any], gold: Dict[str, Dict[str, Any]], attacker: 
                embeddings: bool = True) -> Dict[str, Dict[str, Any]]:
     """Per-sample values ``{metric: {doc_id: value}}`` of one test case (empty without gold); TRIR only
     with an ``attacker``."""
-    from .metrics.per_sample import per_sample_values
+    from ..metrics.per_sample import per_sample_values
 
     preds = [p for p in case["preds"] if str(p.get("doc_id")) in gold]
     if not preds:
@@ -126,7 +126,7 @@ def _aligned(a: Dict[str, Any], b: Dict[str, Any]) -> Tuple[List[Any], List[Any]
 
 def _summary(case: Dict[str, Any], stats: Dict[str, Dict[str, Any]], apr: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     """The deciding values of one test case, with intervals where per-sample values exist."""
-    from .metrics.catalog import per_sample_metrics
+    from ..metrics.catalog import per_sample_metrics
 
     row, preds = case["row"], case["preds"]
     routes = {r: sum(_route(p) == r for p in preds) for r in ROUTES}
@@ -230,7 +230,7 @@ def _columns_section(metric_names: Sequence[str], sort_by: Any) -> List[str]:
 
 
 def _metric_sections(summaries: List[Dict[str, Any]], stats: Dict[str, Dict[str, Dict[str, Any]]]) -> List[str]:
-    from .metrics.catalog import per_sample_metrics
+    from ..metrics.catalog import per_sample_metrics
 
     base = next((s for s in summaries if s["method"] == BASELINE), None)
     out = ["## Per-sample metrics with 95% bootstrap intervals", "",
@@ -324,7 +324,7 @@ def write_leaderboard_csv(path: str, summaries: List[Dict[str, Any]], cases: Lis
                           pareto: Optional[Dict[str, Any]] = None) -> None:
     """Compact CSV: the deciding columns first, then every per-sample metric with its interval, then the
     remaining all_rank columns of the test case."""
-    from .metrics.catalog import per_sample_metrics
+    from ..metrics.catalog import per_sample_metrics
 
     rows: List[Dict[str, Any]] = []
     for i, (s, c) in enumerate(zip(summaries, cases), 1):
@@ -405,7 +405,7 @@ def write_report(output_dir: str, config_path: Optional[str] = None, data_file: 
     gold = load_gold(data_file)
     apr: List[Dict] = []
     try:
-        from .metrics.apr import apr_rows
+        from ..metrics.apr import apr_rows
 
         if embeddings:
             apr = apr_rows(cases, judge=None if judge else (lambda request, answer: float("nan")))
@@ -416,7 +416,7 @@ def write_report(output_dir: str, config_path: Optional[str] = None, data_file: 
     attacker = None
     if gold:
         try:
-            from .metrics.trir import load_or_train_attacker
+            from ..metrics.trir import load_or_train_attacker
 
             attacker = load_or_train_attacker()
         except (FileNotFoundError, ValueError) as exc:

@@ -7,15 +7,16 @@ its truthiness).
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, List
 
-from .context import CONTEXTS, sample_key
-from .module_configs import (EdgeConfidenceRouterConfig, FixedRouterConfig, PrismGateRouterConfig,
+from ..core.context import CONTEXTS, sample_key
+from ..core.module_configs import (EdgeConfidenceRouterConfig, FixedRouterConfig, PrismGateRouterConfig,
                              validate_config)
-from .profiling import as_sample, profile_sample
-from .results import Route, RouteDecision
-from .spans import Span
+from ..core.profiling import as_sample, profile_sample
+from ..results import Route, RouteDecision
+from ..spans import Span
 
 
 def store_key(item: Any) -> str:
@@ -71,7 +72,7 @@ class PrismGateRouter:
 
     def decide_text(self, text: str, spans: List[Span]) -> RouteDecision:
         from .prism_gate import ROUTES, gate_features
-        from .sensitivity import prism_risk
+        from ..sensitivity import prism_risk
 
         t0 = time.perf_counter()
         gated, probs = self.gate.route(gate_features(text, spans))
@@ -88,7 +89,8 @@ class PrismGateRouter:
             return self.decide_text(item.get("input_text", ""), spans)
         x = as_sample(item)
         prof = profile_sample(x, CONTEXTS.get().detector(self.detector_preset))
-        return self.decide_text(x["text"], prof.spans)
+        # the profile travels with the decision: the gateway protects with these spans, not a second detection
+        return replace(self.decide_text(x["text"], prof.spans), profile=prof)
 
     def __call__(self, infer_result: Any = None, **_: Any) -> bool:
         d = self.decide(infer_result)

@@ -7,7 +7,7 @@ import os
 import warnings
 from typing import Any, List
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 MINING_THEN_INFERENCE = "mining-then-inference"
 INFERENCE_THEN_MINING = "inference-then-mining"

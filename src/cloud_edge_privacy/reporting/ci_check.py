@@ -12,7 +12,7 @@ as in the report)::
 length, counts); ``abs``/``rel``: within an absolute/relative tolerance (metrics that depend on LLM output);
 ``skip``: not compared, with the reason (wall-clock metrics).  A metric without a rule is compared exactly.
 A regression is a value outside its rule, a missing value, or a test case that is missing or new.
-Regenerate after an intended change: ``python -m cloud_edge_privacy.ci_check --write <job dir> <expected.json>``.
+Regenerate after an intended change: ``python -m cloud_edge_privacy.reporting.ci_check --write <job dir> <expected.json>``.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ import os
 import sys
 from typing import Any, Dict, List, Optional, Tuple
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 
 def default_expected(config_path: str) -> str:
@@ -108,7 +108,7 @@ def check_job(output_dir: str, expected_path: str) -> Tuple[bool, str]:
     """Compare the job in ``output_dir`` with ``expected_path``; returns (passed, a readable report)."""
     if not os.path.isfile(expected_path):
         raise ConfigError(f"{expected_path}: expected values not found (write them with "
-                          f"`python -m cloud_edge_privacy.ci_check --write {output_dir} {expected_path}`)")
+                          f"`python -m cloud_edge_privacy.reporting.ci_check --write {output_dir} {expected_path}`)")
     with open(expected_path, encoding="utf-8") as fh:
         expected = json.load(fh)
     got = job_values(output_dir)
@@ -124,7 +124,7 @@ def check_job(output_dir: str, expected_path: str) -> Tuple[bool, str]:
 
     table = text_table([list(b) for b in bad], ["test case", "metric", "expected", "got", "rule"])
     return False, (f"CI check FAILED: {len(bad)} of {n_checked} values differ from {expected_path}\n{table}\n"
-                   "If the change is intended, regenerate the expected values: python -m cloud_edge_privacy.ci_check "
+                   "If the change is intended, regenerate the expected values: python -m cloud_edge_privacy.reporting.ci_check "
                    f"--write {output_dir} {expected_path}")
 
 
@@ -142,7 +142,7 @@ def write_expected(output_dir: str, expected_path: str) -> str:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m cloud_edge_privacy.ci_check", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m cloud_edge_privacy.reporting.ci_check", description=__doc__.split("\n")[0])
     p.add_argument("job_dir", help="<workspace>/<job name> of a finished run")
     p.add_argument("expected", help="the expected-values JSON")
     p.add_argument("--write", action="store_true", help="write the job's values as the expected ones (keeps rules)")

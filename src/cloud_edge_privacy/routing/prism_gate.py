@@ -17,11 +17,12 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .sensitivity import RISK_WEIGHTS, level, personal_context, prism_risk
-from .spans import Span
+from ..sensitivity import RISK_WEIGHTS, level, personal_context, prism_risk
+from ..spans import Span
+from ..vocabulary import TAB_CATEGORIES
 
 ROUTES = ("edge", "collaborative", "cloud")
-CATEGORIES = ("PERSON", "CODE", "LOC", "ORG", "DATETIME", "DEM", "QUANTITY", "MISC")
+CATEGORIES = TAB_CATEGORIES
 RISK_SCALE = 5.0
 # Sensitive-topic lexicons: PRISM profiles health and finance content as sensitive even without names.
 _HEALTH = re.compile(r"\b(symptoms?|diagnos\w*|patient|disease|pain|fever|medication|treatment|doctor|"

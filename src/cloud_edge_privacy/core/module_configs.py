@@ -12,7 +12,7 @@ from typing import Any, Dict, Literal, Optional, Type
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 _ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 
@@ -96,8 +96,8 @@ class CloudModelConfig(_Strict):
 
     @model_validator(mode="after")
     def _method(self) -> "CloudModelConfig":
-        from .desensitization import list_operators
-        from .desensitization.base import operator_spec, validate_params
+        from ..desensitization import list_operators
+        from ..desensitization.base import operator_spec, validate_params
         from .gateway import NO_PROTECTION
 
         known = [NO_PROTECTION, *list_operators()]

@@ -5,8 +5,8 @@ import time
 from typing import Any, Dict, List
 
 from .gateway import FIELD_JOINER
-from .results import Profile
-from .sensitivity import document_risk, prism_risk
+from ..results import Profile
+from ..sensitivity import document_risk, prism_risk
 
 DEFAULT_TASK = "Summarize the text."
 
@@ -35,4 +35,5 @@ def profile_sample(x: Dict[str, str], detector: Any) -> Profile:
     t0 = time.perf_counter()
     n_tokens = len(joined.split())
     risk, p_risk = document_risk(spans, n_tokens), prism_risk(spans)
-    return Profile(joined, spans, risk, p_risk, n_tokens, detection_ms + (time.perf_counter() - t0) * 1e3)
+    return Profile(joined, spans, risk, p_risk, n_tokens, detection_ms + (time.perf_counter() - t0) * 1e3,
+                   detector=str(getattr(detector, "name", "")), detection_ms=detection_ms)

@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional
 
 import yaml
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 MODULE_TYPES = ("edgemodel", "cloudmodel", "hard_example_mining", "dataset_processor")
 MINING_MODES = ("mining-then-inference", "inference-then-mining")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
-from .metrics.catalog import HIGHER, INFO, LOWER, METRICS
+from ..metrics.catalog import HIGHER, INFO, LOWER, METRICS
 
 ARROWS = {LOWER: "↓", HIGHER: "↑", INFO: "", None: "?"}
 

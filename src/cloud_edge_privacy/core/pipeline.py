@@ -1,10 +1,10 @@
 """The edge pipeline: the one path a request takes (DESIGN.md "Data flow").
 
-profile (detect once, shared with the router) -> route (the router's decision from the run context) ->
-protect every outgoing field -> egress guard -> audit (inside the cloud client, before each attempt) ->
-cloud client -> restore -> refine (collaborative).  The Ianvs modules, our runner, ``anonymize``, the library
-and the proxy all call this; nothing else talks to the cloud.  A failure is the failure of one sample: it is
-returned as a :class:`~.results.SampleResult` with a ``status`` and a ``reason`` that holds no raw value
+profile (detect once) -> route (the router's decision from the run context, carrying its profile) ->
+protect every outgoing field with that profile's spans -> egress guard -> audit (inside the cloud client,
+before each attempt) -> cloud client -> restore -> refine (collaborative).  The Ianvs modules, our runner,
+``anonymize``, the library and the proxy all call this; nothing else talks to the cloud.  A failure is the
+failure of one sample: it is returned as a :class:`~.results.SampleResult` with a ``status`` and a ``reason`` that holds no raw value
 (the Ianvs adapters serialise it with ``to_dict``).
 """
 from __future__ import annotations
@@ -13,17 +13,17 @@ import copy
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from .audit import outgoing_texts
-from .collaboration import sketch_messages
+from ..audit import outgoing_texts
+from ..models.collaboration import sketch_messages
 from .context import RunContext, sample_key
 from .egress import check_egress
-from .errors import BenchmarkError, PrivacyGatewayError
+from ..errors import BenchmarkError, PrivacyGatewayError
 from .gateway import NO_PROTECTION, PrivacyGateway, ProtectedFields
-from .models.llama_edge import build_messages, repetition_confidence
+from ..models.llama_edge import build_messages, repetition_confidence
 from .module_configs import CloudModelConfig
 from .profiling import as_sample, private_fields, profile_sample
-from .randomness import Randomness
-from .results import NO_DECISION, CloudReply, Route, SampleResult, Stage, Status
+from ..randomness import Randomness
+from ..results import NO_DECISION, CloudReply, Profile, Route, SampleResult, Stage, Status
 
 
 class EgressBlocked(PrivacyGatewayError):
@@ -45,7 +45,7 @@ def build_accountant(config: CloudModelConfig) -> Any:
     """Per-document and per-session budgets, one limit per kind of ε (None: no limit beyond the operator's own)."""
     if config.budget_per_document is None and config.budget_per_session is None:
         return None
-    from .desensitization.accountant import Budget, PrivacyAccountant
+    from ..desensitization.accountant import Budget, PrivacyAccountant
 
     def budget(b: Any) -> Any:
         if b is None:
@@ -86,9 +86,9 @@ class EdgePipeline:
     # -- parts ------------------------------------------------------------------------------------
     def client(self) -> Any:
         if self._client is None:
-            from .models.catalog import cache_dir
-            from .models.cloud_client import CloudClient, resolve_endpoint
-            from .models.response_cache import ResponseCache
+            from ..models.catalog import cache_dir
+            from ..models.cloud_client import CloudClient, resolve_endpoint
+            from ..models.response_cache import ResponseCache
 
             c = self.config
             ep = resolve_endpoint(c.base_url_env, c.model_env, c.api_key_env, c.local_model)
@@ -100,15 +100,16 @@ class EdgePipeline:
 
     def refiner(self) -> Any:
         if self._refiner is None:
-            from .models.llama_edge import LlamaEdgeModel
+            from ..models.llama_edge import LlamaEdgeModel
 
             self._refiner = LlamaEdgeModel(model=self.config.refine_model, max_tokens=self.config.max_tokens,
                                            seed=self.config.seed, cache=self.config.cache)
         return self._refiner
 
-    def protect(self, x: Dict[str, str]) -> ProtectedFields:
-        """Protect the sample's private fields (instruction and text) together; raises on any failure."""
-        return self.gateway.protect_fields(private_fields(x), scope=x["doc_id"])
+    def protect(self, x: Dict[str, str], profile: Optional[Profile] = None) -> ProtectedFields:
+        """Protect the sample's private fields (instruction and text) together, with the router's ``profile``
+        of them when it has one; raises on any failure."""
+        return self.gateway.protect_fields(private_fields(x), scope=x["doc_id"], profile=profile)
 
     def protect_messages(self, messages: List[Dict[str, Any]], scope: str = "") -> Tuple[ProtectedFields, List[Dict[str, Any]]]:
         """Protect every text-bearing part of chat messages together (string contents, text parts of list
@@ -177,13 +178,13 @@ class EdgePipeline:
         audit_meta = {"sample_id": x["doc_id"], "route": route.value, "privacy_method": self.config.privacy_method}
         # protect + guard: any failure here means nothing leaves
         try:
-            prot = self.protect(x)
+            prot = self.protect(x, decision.profile)
             instruction, text = prot.fields
             messages = (sketch_messages(instruction, text) if route == Route.COLLABORATIVE
                         else build_messages(instruction, text))
             guard_ms = self.guard(prot, messages)
         except PrivacyGatewayError as exc:
-            from .desensitization.accountant import BudgetExceededError
+            from ..desensitization.accountant import BudgetExceededError
 
             status = Status.BUDGET_EXCEEDED if isinstance(exc, BudgetExceededError) else Status.PRIVACY_FAILURE
             result.fail(status, safe_reason(exc))

@@ -18,7 +18,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional
 
-from .errors import ConfigError
+from ..errors import ConfigError
 from .rank import CaseResult
 
 EXECUTORS = ("serial", "ray")

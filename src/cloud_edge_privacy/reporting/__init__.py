@@ -1,0 +1,1 @@
+"""Reporting: report.md, the HTML leaderboard, plots and the CI check."""

@@ -1,0 +1,1 @@
+"""Routing: hard example mining routers and PRISM's sensitivity gate."""
