@@ -291,12 +291,12 @@ def test_leak_audit_without_llm_calls(tmp_path, in_repo):
     job.write_text(f"""benchmarkingjob:
   name: "leaks"
   workspace: "{tmp_path / 'ws'}"
-  testenv: "./examples/PRISM/cloud_edge_prism_bench/test_env/test_env.yaml"
+  testenv: "./examples/PRISM/cloud_edge_prism_bench/testenv/testenv.yaml"
   test_object:
     type: "algorithms"
     algorithms:
-      - {{name: "cloud-only", url: "./examples/PRISM/cloud_edge_prism_bench/test_algorithms/cloud_only.yaml"}}
-      - {{name: "edge-only", url: "./examples/PRISM/cloud_edge_prism_bench/test_algorithms/edge_only.yaml"}}
+      - {{name: "cloud-only", url: "./examples/PRISM/cloud_edge_prism_bench/testalgorithms/cloud_only.yaml"}}
+      - {{name: "edge-only", url: "./examples/PRISM/cloud_edge_prism_bench/testalgorithms/edge_only.yaml"}}
   rank:
     selected_dataitem: {{paradigms: ["all"], modules: ["all"], hyperparameters: ["all"], metrics: ["all"]}}
 """)
