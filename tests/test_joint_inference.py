@@ -96,7 +96,7 @@ def test_router_both_modes_records_decision():
     r = EdgeConfidenceRouter(confidence_threshold=0.8, max_edge_words=5)
     x = {"doc_id": "d", "text": "one two three four five six", "instruction": "i"}
     assert r(x) is True                                           # raw sample, 6 words > 5
-    assert CONTEXTS.get().decision(sample_key(x))["route"] == "cloud"
+    assert CONTEXTS.get().decision(sample_key(x)).route == "cloud"
     edge_result = {"confidence": 0.95, "sample_key": sample_key(x), "profile": {"risk": 0.3}}
     assert r(edge_result) is False
     d = CONTEXTS.get().decision(sample_key(x))

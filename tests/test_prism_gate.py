@@ -52,16 +52,16 @@ def test_shipped_gate_and_router_in_both_mining_modes():
             "instruction": "Answer."}
     common = {"doc_id": "c", "text": "What is the boiling point of water at sea level?", "instruction": "Answer."}
     assert r(common) is True                       # raw sample (mining-then-inference)
-    assert CONTEXTS.get().decision(sample_key(common))["route"] == "cloud"
+    assert CONTEXTS.get().decision(sample_key(common)).route == "cloud"
     assert r(bank) is False                        # names + card number: the gate keeps it on the edge
     medical = {"doc_id": "m", "text": "A 42-year-old female patient named John reports pain and nausea. "
                "What is the likely diagnosis?", "instruction": "Answer."}
     assert r(medical) is True
-    assert CONTEXTS.get().decision(sample_key(medical))["route"] == "collaborative"
+    assert CONTEXTS.get().decision(sample_key(medical)).route == "collaborative"
     strict = PrismGateRouter(edge_risk_threshold=1.0)
     assert strict(medical) is False                # privacy-first rule: risk >= 1.0 never leaves the edge
     d = CONTEXTS.get().decision(sample_key(medical))
-    assert d["route"] == "edge" and "privacy-first" in d["rule"]
+    assert d.route == "edge" and "privacy-first" in d.rule
     # inference-then-mining: the edge result carries the profile and the input text
     spans = CONTEXTS.get().detector("default").analyze(common["text"])
     edge_result = {"sample_key": sample_key(common), "input_text": common["text"],

@@ -42,7 +42,7 @@ def test_prepare_prism_keeps_gold_out_of_x_and_stratifies(tmp_path):
 def test_fixed_router_records_its_route():
     x = {"doc_id": "a", "text": "hello", "instruction": "Answer."}
     assert FixedRouter(route="cloud")(x) is True and FixedRouter(route="edge")(x) is False
-    assert CONTEXTS.get().decision(sample_key(x))["route"] == "edge"
+    assert CONTEXTS.get().decision(sample_key(x)).route == "edge"
     from cloud_edge_privacy.errors import ConfigError
 
     with pytest.raises(ConfigError, match="route"):

@@ -87,15 +87,15 @@ def test_ldp_baseline_refines_the_cloud_draft_on_the_edge(fake_cloud, refine):
                   detector="regex+spacy")
     p._refiner = _Refiner()
     res = p.cloud(X)
-    assert res["status"] == "ok", res.get("reason")
+    assert res.status == "ok", res.reason
     body = fake_cloud.requests[0]["body"]["messages"]
     assert len(body) == 2 and "sketch" not in body[0]["content"].lower()   # a plain request, no sketch demos
     assert "Anna Berg" not in json.dumps(body)
     if refine:
         assert p._refiner.calls and p._refiner.calls[0][0] == X["text"] and p._refiner.calls[0][2] == "draft"
-        assert res["answer"] == "refined:draft" and res["cloud_draft"] and res["timings_ms"]["refinement"] == 2.0
+        assert res.answer == "refined:draft" and res.cloud_draft and res.timings_ms["refinement"] == 2.0
     else:
-        assert not p._refiner.calls and "refinement" not in res["timings_ms"]
+        assert not p._refiner.calls and "refinement" not in res.timings_ms
 
 
 def test_refinement_prompts_differ_by_kind():

@@ -2,6 +2,8 @@
 import copy
 import json
 
+import pytest
+
 from cloud_edge_privacy.metrics.samples import SampleView, unpack
 from cloud_edge_privacy.results import (NO_DECISION, CloudReply, Route, RouteDecision, SampleResult, Stage,
                                         Status, Tokens)
@@ -49,12 +51,14 @@ def test_view_reads_typed_results_from_dicts():
     assert SampleView({}, True, preds[0][1], None, preds[0][3]).cloud == ok.cloud
 
 
-def test_key_access_reads_the_serialised_form():
+def test_typed_values_have_no_key_access():
+    """Rooms read fields, not keys: dict-style access fails loudly instead of hiding a typo."""
     r = _cloud_result()
-    assert r["status"] == "ok" and r["router"]["route"] == "collaborative" and r["reason"] is None
-    assert r.get("sketch", "none") == "none" and "sent_messages" in r
-    reply = CloudReply("hi", 3, 2, 10.0, cache_hit=True)
-    assert reply["answer"] == "hi" and reply.get("cache_hit") is True
+    assert r.status == "ok" and r.router.route == "collaborative" and r.reason is None
+    for value in (r, CloudReply("hi", 3, 2, 10.0, cache_hit=True), r.router):
+        with pytest.raises(TypeError):
+            value["status"]  # noqa: B018
+        assert not hasattr(value, "get")
 
 
 def test_route_decision_from_dict_and_the_missing_decision():

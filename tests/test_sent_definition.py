@@ -26,14 +26,14 @@ def test_leakage_on_results_equals_the_audit_logs_record_of_what_was_sent(fake_c
 
     docs = sample_docs[:3]
     results = _run(method, docs)
-    assert all(r["status"] == "ok" for r in results)
+    assert all(r.status == "ok" for r in results)
     golds = {d.doc_id: gold_dict(d) for d in docs}
     lines = [json.loads(l) for l in CONTEXTS.get().audit.path.read_text(encoding="utf-8").splitlines()]
     attempts = [l for l in lines if l["event"] == "http_attempt"]
     assert len(attempts) == len(fake_cloud.requests) == len(docs)
     for line, res, req in zip(attempts, results, fake_cloud.requests):
         # the audit's messages are the result's sent messages are the bytes the cloud received
-        assert line["messages"] == res["sent_messages"] == req["body"]["messages"]
+        assert line["messages"] == res.sent_messages == req["body"]["messages"]
         assert sent_text(line["messages"]) == "\n".join(outgoing_texts(req["body"]["messages"]))
     views = unpack([golds[d.doc_id] for d in docs], results)
     from_results = leak_direct([golds[d.doc_id] for d in docs], results)

@@ -302,9 +302,9 @@ def _cmd_route(args: argparse.Namespace) -> int:
             spans = detector.analyze(rec["prompt"])
             d = router.decide_text(rec["prompt"], spans)
             latencies.append((time.perf_counter() - t0) * 1e3)
-            counts[d["route"]] = counts.get(d["route"], 0) + 1
-            out.write(_json.dumps({"id": rec["id"], "route": d["route"], "risk": d["risk"], "probs": d["probs"],
-                                   "rule": d["rule"], "entities": [{**s.to_dict(), "text": rec["prompt"][s.start:s.end]}
+            counts[d.route.value] = counts.get(d.route.value, 0) + 1
+            out.write(_json.dumps({"id": rec["id"], "route": d.route.value, "risk": d.risk, "probs": d.probs,
+                                   "rule": d.rule, "entities": [{**s.to_dict(), "text": rec["prompt"][s.start:s.end]}
                                                                    for s in spans],
                                    "latency_ms": round(latencies[-1], 2)}, ensure_ascii=False) + "\n")
     print(f"routed {len(rows)} prompts to {args.out}: {counts}; profiling+routing latency "

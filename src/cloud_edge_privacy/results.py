@@ -74,8 +74,7 @@ def _plain(value: Any) -> Any:
 
 
 class _Serialised:
-    """``to_dict`` over the dataclass fields (``None`` left out, ``extra`` merged last) and read-only key
-    access to that serialised form, for callers that still read results by key (PRISM's scripts and tests)."""
+    """``to_dict`` over the dataclass fields (``None`` left out, ``extra`` merged last)."""
 
     def to_dict(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {}
@@ -86,21 +85,6 @@ class _Serialised:
             elif v is not None:
                 out[f.name] = _plain(v)
         return out
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self.to_dict().get(key, default)
-
-    def __getitem__(self, key: str) -> Any:
-        """The serialised value; a declared field that is unset reads as ``None``."""
-        d = self.to_dict()
-        if key in d:
-            return d[key]
-        if key in {f.name for f in fields(self)}:  # type: ignore[arg-type]
-            return None
-        raise KeyError(key)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.to_dict()
 
 
 @dataclass(frozen=True)

@@ -202,7 +202,7 @@ def load_rows(path: Path) -> List[Dict[str, Any]]:
 
 
 def answer_of(v: SampleView) -> str:
-    return str((v.result or {}).get("answer") or "") if v.completed else ""
+    return str(v.result.answer or "") if v.completed and v.result is not None else ""
 
 
 @dataclass
@@ -493,7 +493,8 @@ def leak_audit(job_path: str, data_file: Optional[str] = None, out_dir: Optional
         for rec in records:
             x, gold = rec["question"], rec["answer"]
             hard = bool(hem(x))
-            route = (ctx.decision(sample_key(x)) or {}).get("route", "cloud") if hard else "edge"
+            decision = ctx.decision(sample_key(x)) if hard else None
+            route = (decision.route.value if decision else "cloud") if hard else "edge"
             row = {"doc_id": x["doc_id"], "domain": gold.get("domain", ""), "case": label, "route": route,
                    "sent": False, "blocked": False, "leaks": 0, "gold_direct": 0}
             from ..metrics.samples import gold_mentions

@@ -298,7 +298,7 @@ class TeacherLabeller:
             for pid, text in it:
                 out = client.chat(teacher_messages(text), {"sample_id": pid, "route": "cloud",
                                                            "privacy_method": "kd_teacher_public_text"})
-                answers[pid] = (str(out["answer"]), bool(out.get("cache_hit")))
-                self.calls["llm"] += 0 if out.get("cache_hit") else 1
+                answers[pid] = (out.answer, out.cache_hit)
+                self.calls["llm"] += 0 if out.cache_hit else 1
         return [result_from_answer(pid, text, *answers[pid], max_item_tokens=self.cfg.max_item_tokens)
                 for pid, text in passages]
