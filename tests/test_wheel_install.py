@@ -49,7 +49,7 @@ def core_venv(tmp_path_factory):
     install_s = time.perf_counter() - t0
     size_mb = wheel.stat().st_size / 2**20
     print(f"\nwheel {wheel.name}: {size_mb:.2f} MiB; core install into a fresh venv: {install_s:.0f} s")
-    return {"py": py, "bin": tmp / "venv" / "bin", "tmp": tmp, "size_mb": size_mb}
+    return {"py": py, "bin": tmp / "venv" / "bin", "tmp": tmp, "size_mb": size_mb, "wheel": wheel}
 
 
 @pytest.fixture
@@ -69,6 +69,21 @@ def test_the_wheel_is_small_and_the_core_has_no_heavy_extras(core_venv):
 def test_readme_library_example_runs_from_the_wheel(core_venv, env):
     """The README's API example, as written, in the core venv, outside the repository (no data/ beside it)."""
     _run([str(core_venv["py"]), "-c", _readme_python_block()], cwd=core_venv["tmp"], env=env, timeout=900)
+
+
+def test_the_wheel_ships_the_package_data_every_subpackage_reads(core_venv):
+    """Data read through ``__file__`` or ``importlib.resources``: the PRISM gate's weights, the embedded TAB
+    sample, the trained detectors; a package move that forgets ``package-data`` fails here, not at a user's."""
+    import zipfile
+
+    names = set(zipfile.ZipFile(core_venv["wheel"]).namelist())
+    for needed in ("cloud_edge_privacy/routing/routing_models/prism_gate.json",
+                   "cloud_edge_privacy/sample_data/echr_sample.json",
+                   "cloud_edge_privacy/detection/learned/model/meta.json"):
+        assert needed in names, f"{needed} is not in {core_venv['wheel'].name}"
+    packages = {n.rsplit("/", 1)[0] for n in names if n.endswith("/__init__.py")}
+    for sub in ("core", "routing", "datasets", "bench", "reporting"):
+        assert f"cloud_edge_privacy/{sub}" in packages, f"subpackage {sub} is missing from the wheel"
 
 
 def test_core_cli_and_proxy_from_the_wheel(core_venv, env):
