@@ -173,6 +173,9 @@ def test_lo_and_ti_from_one_run_hand_worked():
     assert performance.lo_pct([GOLD], y_pred) == round(100 * 20 / 180, 4)     # 11.1111 %
     assert performance.ti_pct([GOLD], y_pred) == round(100 * 20 / 200, 4)     # 10 %: 5.0/s -> 5.56/s without
     assert math.isnan(performance.lo_pct([], []))
+    # the egress guard is privacy processing too (the baseline does not run it)
+    guarded = dict(cloud, timings_ms=dict(cloud["timings_ms"], egress_guard=20.0))
+    assert performance.ti_pct([GOLD], [[True, guarded, None, guarded]]) == round(100 * 40 / 220, 4)
 
 
 def test_inference_attack_counts_recovered_values(monkeypatch):

@@ -81,7 +81,8 @@ def privacy_failures(y_true: Sequence[Any], y_pred: Sequence[Any]) -> int:
     return sum(1 for v in unpack(y_true, y_pred) if v.status == Status.PRIVACY_FAILURE)
 
 
-PRIVACY_STAGES = (Stage.DETECTION, Stage.DESENSITIZATION, Stage.RESTORATION)  # what LO and TI count
+# What LO and TI count: every stage the unprotected baseline does not run (the egress guard included).
+PRIVACY_STAGES = (Stage.DETECTION, Stage.DESENSITIZATION, Stage.EGRESS_GUARD, Stage.RESTORATION)
 
 
 def privacy_ms(view: SampleView) -> float:
