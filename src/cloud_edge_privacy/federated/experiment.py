@@ -7,8 +7,9 @@ One call of :func:`run_experiment` does it all:
    misses), and the teacher scored against TAB gold on dev passages (:func:`teacher_quality`);
 2. the frozen MiniLM's token vectors of every text (disk cache), when the ``minilm`` family is in the grid;
 3. LiRA shadow models per model family (shared by that family's targets);
-4. the cells: ``grid_cells(methods, ε)`` for every model family and seed at the main α, plus the α-sweep cells;
-   each cell trains one detector and evaluates PSR / token precision on dev, the loss-threshold MIA and LiRA.
+4. the cells of :func:`plan_cells`: ``grid_cells(methods, ε)`` for every model family at the main α (each method
+   at :meth:`ExperimentSpec.seeds_for` its seeds), the α-sweep cells, the μ ablation; each cell trains one
+   detector and evaluates PSR / token precision on dev, the loss-threshold MIA and LiRA.
 
 Cells and shadows run in ``workers`` processes (one torch thread each; spawn), longest first.
 """
