@@ -1,16 +1,22 @@
 #!/usr/bin/env python3
-"""Throughput of the runner: the same job serially and on a local Ray cluster, in one invocation, then the
-projected time of the full TAB test split (127 documents) per privacy method.
+"""Throughput of the runner: the same job serially, on a local Ray cluster with one task per test case, and on
+Ray with each test case's samples split into shard tasks, in one invocation; then the projected time of the full
+TAB test split (127 documents) per privacy method.
 
-    .venv/bin/python scripts/bench_executors.py                       # the CI job, serial vs Ray with 2 workers
-    .venv/bin/python scripts/bench_executors.py -f <benchmarkingjob.yaml> --workers 2 --out /tmp/exec.json
+    .venv/bin/python scripts/bench_executors.py                 # the CI job; serial vs Ray (2 workers), 3 TAB docs
+    .venv/bin/python scripts/bench_executors.py -f <benchmarkingjob.yaml> --workers 2 --shard-samples 2 --out x.json
+    .venv/bin/python scripts/bench_executors.py --project-docs 0    # throughput only
 
-Both runs refuse cached answers (``--no-cache``), so every answer comes from a model run.  Printed: wall time,
-samples/min and their ratio, and whether every metric other than the wall-clock ones is equal between the two
-runs.  The projection multiplies each method's mean end-to-end latency per document (``latency_mean_ms`` of a
-results/ all_rank.csv measured on TAB dev documents, which are as long as the test split's) by 127, serially and
-divided by the worker count (Ray runs test cases, not documents, in parallel: the division is the ideal bound
-for a job with at least as many test cases as workers).
+Every run refuses cached answers (``--no-cache``), so every answer comes from a model run now.  Printed: the
+machine's load (``uptime``) before and after, wall time and samples/min of each run and their ratio to the
+serial run of the same invocation (on a shared machine the ratios are what counts), and a table of every
+metric other than the wall-clock ones in the three runs (they must be equal: the exit status is 1 otherwise).
+
+Projection: the same job runs serially on the first ``--project-docs`` documents of TAB dev (``--data-dir``, else
+``$TAB_DATA_DIR``), which are as long as the test split's (the embedded sample's documents are ~85 words, TAB's
+~630), with the whole test case timed (models, inference, metrics: from the finishing times in all_rank.csv).
+Seconds per document x 127 is the serial projection (it repeats the per-test-case model loading for every
+document, so it errs high); divided by the Ray runs' measured speed-ups it is their projection.
 """
 from __future__ import annotations
 
@@ -22,94 +28,176 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional, Tuple
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ianvs_parity import WALL_CLOCK  # noqa: E402 - the metrics that measure the machine (scripts/ is on sys.path)
 DEFAULT_JOB = "examples/TAB/cloud_edge_collaborative_inference_bench/benchmarkingjob_ci.yaml"
-DEFAULT_PROJECTION = "examples/TAB/cloud_edge_collaborative_inference_bench/results/tab_privacy_cloud_all/all_rank.csv"
-WALL_CLOCK = {"latency_mean_ms", "lo_pct", "ti_pct"}
 TAB_TEST_DOCS = 127
+Row = Dict[str, str]
 
 
-def _run(job: Path, workspace: Path, extra: List[str], log: Path) -> float:
-    text = job.read_text(encoding="utf-8").replace('workspace: "./workspace"', f'workspace: "{workspace}"')
+def uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
+def _job_copy(job: Path, workspace: Path) -> Tuple[Path, str]:
+    import yaml
+
+    doc = yaml.safe_load(job.read_text(encoding="utf-8"))
+    doc["benchmarkingjob"]["workspace"] = str(workspace)
     copy = workspace.parent / f"{workspace.name}.yaml"
-    copy.write_text(text, encoding="utf-8")
+    copy.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    return copy, doc["benchmarkingjob"]["name"]
+
+
+def _run(job: Path, workspace: Path, extra: List[str], log: Path) -> Tuple[float, List[Row], float]:
+    """One run of the CLI; returns wall time, rank rows and the start time (epoch)."""
+    copy, name = _job_copy(job, workspace)
     env = {k: v for k, v in os.environ.items() if k != "TAB_DATA_DIR"}
-    cmd = [sys.executable, "-m", "cloud_edge_privacy.cli", "run", "-f", str(copy), "--sample", "--no-progress",
+    cmd = [sys.executable, "-m", "cloud_edge_privacy.cli", "run", "-f", str(copy), "--no-progress",
            "--no-judge", "--no-cache", *extra]
-    print(f"$ {' '.join(cmd)}  (log: {log})", flush=True)
+    print(f"$ {' '.join(cmd)}\n  log: {log}", flush=True)
+    start = time.time()
     t0 = time.perf_counter()
     with open(log, "w", encoding="utf-8") as fh:
         rc = subprocess.run(cmd, cwd=REPO, env=env, stdout=fh, stderr=subprocess.STDOUT).returncode
     dt = time.perf_counter() - t0
     if rc != 0:
         sys.exit(f"run failed (exit {rc}); see {log}")
-    return dt
+    print(f"  {dt:.0f} s", flush=True)
+    with open(workspace / name / "rank" / "all_rank.csv", newline="", encoding="utf-8") as fh:
+        return dt, list(csv.DictReader(fh)), start
 
 
-def _rank(path: Path) -> List[Dict[str, str]]:
-    with open(path, newline="", encoding="utf-8") as fh:
-        return list(csv.DictReader(fh))
-
-
-def _metrics(rows: List[Dict[str, str]]) -> List[str]:
+def _metrics(rows: List[Row]) -> List[str]:
     keys = list(rows[0])
     return keys[keys.index("algorithm") + 1:keys.index("paradigm")]
+
+
+def _case(r: Row) -> Tuple[str, ...]:
+    return (r["algorithm"],) + tuple(v for k, v in r.items() if "-" in k)  # the hyperparameter columns
+
+
+def _label(r: Row) -> str:
+    method = r.get("cloudmodel-privacy_method") or r["algorithm"]
+    eps = r.get("cloudmodel-epsilon") or ""
+    return method + (f" eps={eps}" if eps not in ("", "None") else "")
+
+
+def equality_table(runs: Dict[str, List[Row]]) -> Tuple[List[List[str]], int]:
+    """Rows (test case, metric, value per run, equal?) for every non-wall-clock metric; and the difference count."""
+    names = list(runs)
+    base = runs[names[0]]
+    by = {n: {_case(r): r for r in rows} for n, rows in runs.items()}
+    table, diffs = [], 0
+    for r in base:
+        for m in _metrics(base):
+            if m in WALL_CLOCK:
+                continue
+            vals = [by[n].get(_case(r), {}).get(m, "(missing)") for n in names]
+            same = len(set(vals)) == 1
+            diffs += not same
+            table.append([_label(r), m, *vals, "yes" if same else "NO"])
+    return table, diffs
+
+
+def case_seconds(rows: List[Row], start: float) -> Dict[str, float]:
+    """Seconds each test case of a serial run took, from the finishing times in all_rank.csv (1 s resolution)."""
+    done = sorted((datetime.strptime(r["time"], "%Y-%m-%d %H:%M:%S").timestamp(), _label(r)) for r in rows)
+    out, prev = {}, start
+    for t, label in done:
+        out[label] = max(t - prev, 0.0)
+        prev = t
+    return out
+
+
+def _print_table(header: List[str], rows: List[List[str]]) -> None:
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+    print("| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in rows:
+        print("| " + " | ".join(str(x).ljust(w) for x, w in zip(r, widths)) + " |")
+
+
+def _tab_dir(arg: Optional[str]) -> Optional[Path]:
+    d = arg or os.environ.get("TAB_DATA_DIR")
+    return Path(d) if d and (Path(d) / "echr_dev.json").is_file() else None
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-f", "--config", default=DEFAULT_JOB)
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--projection-from", default=DEFAULT_PROJECTION,
-                    help="an all_rank.csv with latency_mean_ms per method measured on TAB documents")
+    ap.add_argument("--workers", type=int, default=2, help="CPUs of the local Ray cluster (default 2)")
+    ap.add_argument("--shard-samples", default=None, help="shards per test case in the sharded run (default: --workers)")
+    ap.add_argument("--project-docs", type=int, default=3,
+                    help="TAB dev documents for the projection run (0: no projection; default 3)")
+    ap.add_argument("--data-dir", default=None, help="TAB folder with echr_dev.json (else $TAB_DATA_DIR)")
     ap.add_argument("--out", default=None, help="write the figures as JSON here")
     a = ap.parse_args()
     job = REPO / a.config
+    shards = a.shard_samples or str(a.workers)
     work = Path(tempfile.mkdtemp(prefix="bench-exec-"))
-    name = None
-    for line in job.read_text(encoding="utf-8").splitlines():
-        if line.strip().startswith("name:") and name is None:
-            name = line.split(":", 1)[1].strip().strip('"')
-    t_serial = _run(job, work / "serial", [], work / "serial.log")
-    t_ray = _run(job, work / "ray", ["--executor", "ray", "--workers", str(a.workers)], work / "ray.log")
-    serial = _rank(work / "serial" / name / "rank" / "all_rank.csv")
-    ray = _rank(work / "ray" / name / "rank" / "all_rank.csv")
-    n = sum(int(float(r.get("n_completed") or 0)) + int(float(r.get("n_failed") or 0)) for r in serial)
-    key = lambda r: tuple(v for k, v in r.items() if "-" in k)  # noqa: E731 - the hyperparameter columns
-    by_ray = {key(r): r for r in ray}
-    diffs = [(key(r), m, r[m], by_ray.get(key(r), {}).get(m)) for r in serial for m in _metrics(serial)
-             if m not in WALL_CLOCK and r[m] != by_ray.get(key(r), {}).get(m)]
-    fig = {"job": a.config, "samples": n, "test_cases": len(serial), "workers": a.workers,
-           "serial_s": round(t_serial, 1), "ray_s": round(t_ray, 1),
-           "serial_samples_per_min": round(60 * n / t_serial, 2), "ray_samples_per_min": round(60 * n / t_ray, 2),
-           "speedup": round(t_serial / t_ray, 3), "metric_differences": len(diffs), "cpus": os.cpu_count()}
-    print(json.dumps(fig, indent=1))
-    for d in diffs:
-        print("DIFF", d)
-    proj = Path(REPO / a.projection_from)
-    if proj.is_file():
-        rows = _rank(proj)
-        print(f"\nprojected time of the TAB test split ({TAB_TEST_DOCS} documents) per method, from latency_mean_ms "
-              f"in {a.projection_from}:")
-        print(f"{'method':<22} {'s/doc':>8} {'serial h':>9} {f'{a.workers} workers h':>12}")
-        fig["projection"] = {}
-        for r in rows:
-            method = r.get("cloudmodel-privacy_method") or r.get("algorithm")
-            eps = r.get("cloudmodel-epsilon") or ""
-            label = method + (f" eps={eps}" if eps not in ("", "None") else "")
-            try:
-                s = float(r["latency_mean_ms"]) / 1000.0
-            except (KeyError, ValueError):
-                continue
-            serial_h = s * TAB_TEST_DOCS / 3600
-            fig["projection"][label] = {"s_per_doc": round(s, 2), "serial_h": round(serial_h, 2),
-                                        "workers_h": round(serial_h / a.workers, 2)}
-            print(f"{label:<22} {s:>8.1f} {serial_h:>9.2f} {serial_h / a.workers:>12.2f}")
+    fig: Dict[str, object] = {"job": a.config, "workers": a.workers, "shard_samples": shards, "cpus": os.cpu_count(),
+                              "uptime_before": uptime()}
+    print(f"load before: {fig['uptime_before']}\nscratch: {work}", flush=True)
+    modes = {"serial": [],
+             f"ray {a.workers} workers, task per test case": ["--executor", "ray", "--workers", str(a.workers)],
+             f"ray {a.workers} workers, {shards} shards per test case": ["--executor", "ray", "--workers",
+                                                                         str(a.workers), "--shard-samples", shards]}
+    walls: Dict[str, float] = {}
+    ranks: Dict[str, List[Row]] = {}
+    for i, (name, extra) in enumerate(modes.items()):
+        walls[name], ranks[name], _ = _run(job, work / f"run{i}", ["--sample", *extra], work / f"run{i}.log")
+    n = sum(int(float(r.get("n_completed") or 0)) + int(float(r.get("n_failed") or 0)) for r in ranks["serial"])
+    t_serial = walls["serial"]
+    fig["samples"] = n
+    fig["test_cases"] = len(ranks["serial"])
+    fig["runs"] = {name: {"wall_s": round(w, 1), "samples_per_min": round(60 * n / w, 2),
+                          "speedup_vs_serial": round(t_serial / w, 3)} for name, w in walls.items()}
+    table, diffs = equality_table(ranks)
+    fig["metric_differences"] = diffs
+    fig["uptime_after_runs"] = uptime()
+    print(f"\n{fig['test_cases']} test cases x {n // max(1, fig['test_cases'])} samples = {n} samples per run; "
+          f"load after: {fig['uptime_after_runs']}\n")
+    _print_table(["run", "wall s", "samples/min", "speed-up vs serial"],
+                 [[k, f"{v['wall_s']:.0f}", f"{v['samples_per_min']:.2f}", f"{v['speedup_vs_serial']:.2f}"]
+                  for k, v in fig["runs"].items()])  # type: ignore[union-attr]
+    print(f"\nevery non-wall-clock metric, per test case ({diffs} difference(s)):")
+    _print_table(["test case", "metric", *modes, "equal?"], table)
+    fig["equality"] = table
+
+    tab = _tab_dir(a.data_dir)
+    if a.project_docs > 0 and tab is None:
+        print("\nno projection: give --data-dir (a TAB folder with echr_dev.json) or set $TAB_DATA_DIR")
+    elif a.project_docs > 0:
+        wall, rows, start = _run(job, work / "projection",
+                                 ["--data-dir", str(tab), "--split", "dev", "--limit", str(a.project_docs)],
+                                 work / "projection.log")
+        per_case = case_seconds(rows, start)
+        speedups = {k: v["speedup_vs_serial"] for k, v in fig["runs"].items() if k != "serial"}  # type: ignore[union-attr]
+        proj: Dict[str, Dict[str, float]] = {}
+        out_rows = []
+        for label, s in per_case.items():
+            per_doc = s / a.project_docs
+            serial_h = per_doc * TAB_TEST_DOCS / 3600
+            proj[label] = {"s_per_doc": round(per_doc, 1), "serial_h": round(serial_h, 2),
+                           **{f"{k}_h": round(serial_h / v, 2) for k, v in speedups.items()}}
+            out_rows.append([label, f"{per_doc:.0f}", f"{serial_h:.2f}",
+                             *(f"{serial_h / v:.2f}" for v in speedups.values())])
+        fig["projection"] = {"docs": a.project_docs, "wall_s": round(wall, 1), "per_method": proj,
+                             "uptime_after": uptime()}
+        print(f"\nprojected time of the TAB test split ({TAB_TEST_DOCS} documents), from the whole test case's time "
+              f"on the first {a.project_docs} TAB dev documents (serial, --no-cache, {wall:.0f} s), Ray divided by "
+              f"the speed-ups measured above; load after: {fig['projection']['uptime_after']}:")  # type: ignore[index]
+        _print_table(["method", "s/doc", "serial h", *(f"{k} h" for k in speedups)], out_rows)
+    fig["uptime_after"] = uptime()
     if a.out:
         Path(a.out).write_text(json.dumps(fig, indent=1), encoding="utf-8")
+        print(f"\nfigures: {a.out}")
     return 1 if diffs else 0
 
 

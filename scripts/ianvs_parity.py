@@ -27,7 +27,8 @@ Comparison: rows are matched by their test case (algorithm, paradigm, module nam
 ``<type>-<hp>`` column); for each metric of the testenv (and the ``rank`` column) the Ianvs value and
 ours must be equal: exactly for integer counts and non-numeric values, |diff| < 1e-9 for other numbers.
 Not compared by default (--compare-all compares them too): the wall-clock metrics (latency_mean_ms, lo_pct,
-ti_pct: they measure this machine's load) and cache_replays (it counts the cache state by design).
+ti_pct, PRISM's completion_time_s and edge_energy_j: they measure this machine's load) and cache_replays (it
+counts the cache state by design).
 Exit status: 0 all equal, 1 some value or test case differs, 2 a run failed or the setup is wrong.
 """
 from __future__ import annotations
@@ -50,7 +51,9 @@ DEFAULT_JOB = "examples/TAB/cloud_edge_collaborative_inference_bench/benchmarkin
 DEFAULT_IANVS_VENV = "/work/.venv-ianvs"
 DEFAULT_OUR_CLI = REPO / ".venv" / "bin" / "cloud-edge-privacy"
 NON_KEY_COLUMNS = {"rank", "time", "url"}
-WALL_CLOCK = ("latency_mean_ms", "lo_pct", "ti_pct")
+# measured on this machine at this moment (TAB: latency and overheads; PRISM: completion time and edge energy,
+# RAPL or the CPU-time estimate): never equal between two runs
+WALL_CLOCK = ("latency_mean_ms", "lo_pct", "ti_pct", "completion_time_s", "edge_energy_j")
 CACHE_STATE = ("cache_replays",)
 TOL = 1e-9
 
@@ -342,8 +345,9 @@ def compare(ianvs_csv: Path, ours_csv: Path, metrics: Optional[List[str]], ignor
     print(fmt.format(*("-" * w for w in widths)))
     for r in table:
         print(fmt.format(*(str(c) if len(str(c)) <= 40 else str(c)[:37] + "..." for c in r)))
-    if ignore:
-        print(f"\n(not compared: {', '.join(ignore)})")
+    shown = [m for m in ignore if m in cols_i or m in cols_o]
+    if shown:
+        print(f"\n(not compared: {', '.join(shown)})")
     n_cases = len([k for k in all_keys if k in by_i and k in by_o])
     print(f"\n{n_cases} test case(s) in both files; {problems} difference(s)")
     return problems

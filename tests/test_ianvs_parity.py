@@ -33,14 +33,15 @@ def test_private_cache_shares_models_but_no_response_cache(tmp_path, monkeypatch
 
 def test_wall_clock_and_cache_state_metrics_do_not_decide_parity(tmp_path, capsys):
     parity = _parity()
-    cols = ["rank", "algorithm", "sels", "latency_mean_ms", "cache_replays", "lo_pct", "paradigm",
+    cols = ["rank", "algorithm", "sels", "latency_mean_ms", "cache_replays", "lo_pct", "edge_energy_j", "paradigm",
             "cloudmodel-privacy_method", "time", "url"]
-    rows = {"fresh": ["1", "a", "0.25", "1234.5", "0", "3.1", "jointinference", "placeholder", "t1", "u1"],
-            "warm": ["1", "a", "0.25", "", "3", "", "jointinference", "placeholder", "t2", "u2"]}
+    rows = {"fresh": ["1", "a", "0.25", "1234.5", "0", "3.1", "12.5", "jointinference", "placeholder", "t1", "u1"],
+            "warm": ["1", "a", "0.25", "", "3", "", "9.75", "jointinference", "placeholder", "t2", "u2"]}
     for name, row in rows.items():
         with open(tmp_path / f"{name}.csv", "w", newline="") as fh:
             csv.writer(fh).writerows([cols, row])
     args = ["--compare", str(tmp_path / "fresh.csv"), str(tmp_path / "warm.csv")]
     assert parity.main(args) == 0
-    assert "not compared: latency_mean_ms, lo_pct, ti_pct, cache_replays" in capsys.readouterr().out
+    # PRISM's edge energy is measured like latency; metrics the files do not have are not listed
+    assert "not compared: latency_mean_ms, lo_pct, edge_energy_j, cache_replays)" in capsys.readouterr().out
     assert parity.main(args + ["--compare-all"]) == 1

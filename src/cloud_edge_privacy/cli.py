@@ -41,7 +41,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
               "(as Ianvs; override with --data-dir, $TAB_DATA_DIR or --test-data)")
     t0 = time.perf_counter()
     summary = run_job(args.config, tab_file, args.limit, progress=not args.no_progress, test_data=args.test_data,
-                      no_cache=args.no_cache, executor=args.executor, address=args.address, workers=args.workers)
+                      no_cache=args.no_cache, executor=args.executor, address=args.address, workers=args.workers,
+                      shard_samples=args.shard_samples)
     report = (write_report(summary.output_dir, args.config, summary.data_file, judge=not args.no_judge)
               if summary.results else None)
     print(f"\n{len(summary.results)} test case(s) finished, "
@@ -384,6 +385,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run test cases one after another, or spread them over a Ray cluster")
     r.add_argument("--address", default=None, help="Ray cluster address (default: start a local cluster)")
     r.add_argument("--workers", type=int, default=None, help="CPUs of the local Ray cluster (default: all)")
+    r.add_argument("--shard-samples", default="1", metavar="N|auto",
+                   help="with --executor ray: split each test case's samples into up to N Ray tasks (documents never "
+                        "split; a test case with a per-session budget never split); auto: ceil(cluster CPUs / test "
+                        "cases); metrics computed once on the merged predictions (default: 1, a task per test case)")
     r.add_argument("--ci", nargs="?", const="", default=None, metavar="EXPECTED_JSON",
                    help="after the run, check every metric against committed expected values (default: "
                         "<config>_expected.json); exit 1 with a diff on a regression")

@@ -24,7 +24,7 @@ import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from tqdm import tqdm
@@ -161,59 +161,73 @@ def sample_status(pred: List[Any]) -> str:
     return str((res or {}).get("status", Status.OK.value)) if isinstance(res, dict) else Status.ERROR.value
 
 
-def run_test_case(job: BenchmarkJob, algo: Algorithm, data_file: str, limit: Optional[int],
-                  progress: bool = True, label: str = "") -> CaseResult:
-    mods = algo.modules
+def _build_modules(algo: Algorithm) -> Dict[str, Any]:
+    """Every module in YAML order, as Ianvs builds them (the HEM file is only imported: Sedna builds it later)."""
     for pkg in algo.third_party_packages:
         import_module_file(pkg["url"])
-    # 1. instantiate in YAML order (the HEM file is only imported)
     instances: Dict[str, Any] = {}
-    for mtype, spec in mods.items():
+    for mtype, spec in algo.modules.items():
         if mtype == "hard_example_mining":
             if spec.url:
                 import_module_file(spec.url)
             continue
         instances[mtype] = _build(spec)
-    # 2. per-algorithm output folder, shared by all its test cases
-    saved = os.path.join(job.output_dir, algo.name)
+    return instances
+
+
+def _build_hem(algo: Algorithm, instances: Dict[str, Any]) -> Any:
+    """The HEM as Sedna builds it from ``{method, param}``."""
+    hem_spec = algo.modules["hard_example_mining"]
+    param = dict(hem_spec.hyperparameters)
+    if hem_spec.name == "OracleRouter":
+        param.update(edgemodel=instances["edgemodel"], cloudmodel=instances["cloudmodel"])
+    return module_class(hem_spec)(**param)
+
+
+def infer_samples(job: BenchmarkJob, algo: Algorithm, data_file: str, limit: Optional[int], saved: str,
+                  indices: Optional[Sequence[int]] = None, progress: bool = True,
+                  label: str = "") -> Tuple[List[Optional[str]], List[Any]]:
+    """Build the test case's modules and run joint inference on the samples at ``indices`` (all when None), in
+    that order, with ``saved`` as the run's output folder (``RESULT_SAVED_URL``: audit log, run context).
+
+    Returns the doc_ids and the predictions of those samples.  A sample's failure is recorded as that sample's
+    result; the others go on."""
+    instances = _build_modules(algo)  # before RESULT_SAVED_URL is set, as in Ianvs
     os.makedirs(saved, exist_ok=True)
     os.environ["RESULT_SAVED_URL"] = saved
     os.environ["LOCAL_TEST"] = "TRUE"
     CONTEXTS.get(saved).clear_decisions()  # decisions of an earlier test case must not steer this one
-    case_dir = os.path.join(saved, str(uuid.uuid4()))
-    # 3-4. dataset and optional processor
     ds = load_dataset(data_file, limit)
     if "dataset_processor" in instances:
         ds = instances["dataset_processor"](ds)
-    # 6. joint inference; the HEM is built by "Sedna" from {method, param}
-    hem_spec = mods["hard_example_mining"]
-    param = dict(hem_spec.hyperparameters)
-    if hem_spec.name == "OracleRouter":
-        param.update(edgemodel=instances["edgemodel"], cloudmodel=instances["cloudmodel"])
-    hem = module_class(hem_spec)(**param)
+    xs = list(ds.x) if indices is None else [ds.x[i] for i in indices]
+    hem = _build_hem(algo, instances)
     job_ji = JointInference(instances["edgemodel"], instances["cloudmodel"], hem)
     mode = job.testenv.mining_mode
     y_pred: List[Any] = []
     counts = {"edge": 0, "cloud": 0, "failed": 0, "replayed": 0}
-    bar = tqdm(ds.x, desc=label or algo.name, unit="sample", disable=not progress, file=sys.stderr)
+    bar = tqdm(xs, desc=label or algo.name, unit="sample", disable=not progress, file=sys.stderr)
     for x in bar:
         try:
             res = job_ji.inference(x, mining_mode=mode)
         except Exception as exc:  # noqa: BLE001 - one sample's failure is one sample's failure
             res = _failed_sample(x, exc)
         y_pred.append(res)
-        counts["cloud" if res[0] else "edge"] += 1
-        counts["failed"] += sample_status(res) != Status.OK
-        counts["replayed"] += sample_replayed(res)
+        _count(counts, res)
         bar.set_postfix(counts)
-    # 8. cleanup: every instance, then the HEM
+    # cleanup: every instance, then the HEM
     for inst in list(instances.values()) + [hem]:
         if hasattr(inst, "cleanup"):
             inst.cleanup()
-    # completed samples always land in predictions, before any metric can fail
+    return [_doc_id(x) for x in xs], y_pred
+
+
+def finish_test_case(job: BenchmarkJob, algo: Algorithm, data_file: str, limit: Optional[int],
+                     doc_ids: List[Optional[str]], y_pred: List[Any], case_dir: str) -> CaseResult:
+    """Write the predictions (before any metric can fail), compute every metric once on all of them (against a
+    fresh, unprocessed y) and write ``test_case.json``."""
     os.makedirs(case_dir, exist_ok=True)
-    _dump_predictions(case_dir, ds, y_pred)
-    # 9. metrics on a fresh, unprocessed y
+    _dump_predictions(case_dir, doc_ids, y_pred)
     y_true = load_dataset(data_file, limit).y
     metrics: Dict[str, Any] = {}
     for m in job.testenv.metrics:
@@ -221,8 +235,38 @@ def run_test_case(job: BenchmarkJob, algo: Algorithm, data_file: str, limit: Opt
             import_module_file(m["url"])
         fn = ClassFactory.get_cls(ClassType.GENERAL, m["name"])
         metrics[m["name"]] = fn(y_true, y_pred)
+    counts = {"edge": 0, "cloud": 0, "failed": 0, "replayed": 0}
+    for res in y_pred:
+        _count(counts, res)
     _dump_case(case_dir, algo, metrics, counts)
     return CaseResult(algo, metrics, time.strftime("%Y-%m-%d %H:%M:%S"), case_dir)
+
+
+def run_test_case(job: BenchmarkJob, algo: Algorithm, data_file: str, limit: Optional[int],
+                  progress: bool = True, label: str = "") -> CaseResult:
+    """One test case as Ianvs runs it: every sample in this process, then the metrics."""
+    saved = os.path.join(job.output_dir, algo.name)  # per-algorithm output folder, shared by its test cases
+    doc_ids, y_pred = infer_samples(job, algo, data_file, limit, saved, None, progress, label)
+    return finish_test_case(job, algo, data_file, limit, doc_ids, y_pred, os.path.join(saved, str(uuid.uuid4())))
+
+
+def _doc_id(x: Any) -> Optional[str]:
+    return x.get("doc_id") if isinstance(x, dict) else None
+
+
+def _count(counts: Dict[str, int], res: Any) -> None:
+    counts["cloud" if res[0] else "edge"] += 1
+    counts["failed"] += sample_status(res) != Status.OK
+    counts["replayed"] += sample_replayed(res)
+
+
+def _splittable(algo: Algorithm) -> Tuple[bool, str]:
+    """Whether a test case's samples may run in separate processes: jointinference samples are independent, but
+    a per-session budget is one ledger over the whole run, in sample order."""
+    cloud = algo.modules.get("cloudmodel")
+    if cloud is not None and cloud.hyperparameters.get("budget_per_session") is not None:
+        return False, "its cloudmodel has a budget_per_session: one ledger over all its samples, in order"
+    return True, ""
 
 
 def _varying_hps(algo: Algorithm, all_algos: List[Algorithm]) -> str:
@@ -232,10 +276,10 @@ def _varying_hps(algo: Algorithm, all_algos: List[Algorithm]) -> str:
     return " ".join(f"{k.split('-', 1)[1]}={algo.hyperparameter_columns()[k]}" for k in keys)
 
 
-def _dump_predictions(case_dir: str, ds: DataSource, y_pred: List[Any]) -> None:
+def _dump_predictions(case_dir: str, doc_ids: List[Optional[str]], y_pred: List[Any]) -> None:
     with open(os.path.join(case_dir, "predictions.jsonl"), "w", encoding="utf-8") as fh:
-        for x, p in zip(ds.x, y_pred):
-            fh.write(json.dumps({"doc_id": x.get("doc_id") if isinstance(x, dict) else None,
+        for doc_id, p in zip(doc_ids, y_pred):
+            fh.write(json.dumps({"doc_id": doc_id,
                                  "is_hard_example": bool(p[0]), "status": sample_status(p),
                                  "replayed": sample_replayed(p), "result": p[1],
                                  "edge_result": p[2], "cloud_result": p[3]}, ensure_ascii=False, default=str) + "\n")
@@ -309,15 +353,21 @@ def _cache_reads(refused: bool) -> Iterator[None]:
 
 def run_job(config_path: str, tab_file: Optional[Path] = None, limit: Optional[int] = None,
             progress: bool = True, test_data: Optional[str] = None, no_cache: bool = False,
-            executor: str = "serial", address: Optional[str] = None, workers: Optional[int] = None) -> RunSummary:
+            executor: str = "serial", address: Optional[str] = None, workers: Optional[int] = None,
+            shard_samples: Union[int, str] = 1) -> RunSummary:
     """Run every test case of a benchmarking job and write the rank files.
 
     ``executor="ray"`` spreads the test cases over a Ray cluster (``address``, else a local one with ``workers``
-    CPUs); ``no_cache`` refuses cached answers, so every answer comes from a model run."""
-    from .executors import EXECUTORS, run_ray, run_serial
+    CPUs), with ``shard_samples`` > 1 (or ``"auto"``) each test case's samples in up to that many tasks
+    (:mod:`.executors`); ``no_cache`` refuses cached answers, so every answer comes from a model run."""
+    from .executors import AUTO, EXECUTORS, CaseSpec, run_ray, run_serial, shard_count
 
     if executor not in EXECUTORS:
         raise ConfigError(f"unknown executor {executor!r}; one of {EXECUTORS}")
+    if shard_samples != AUTO:
+        shard_samples = shard_count(shard_samples, 1, 1)  # a bad value fails before anything runs
+    if shard_samples != 1 and executor != "ray":
+        raise ConfigError("--shard-samples needs --executor ray (a serial run has one process to run samples in)")
     job = load_benchmarking_job(config_path)
     if limit is not None and limit < 1:
         raise ConfigError("--limit must be at least 1")
@@ -343,7 +393,10 @@ def run_job(config_path: str, tab_file: Optional[Path] = None, limit: Optional[i
         labels = [f"test case {i}/{len(job.algorithms)} {algo.name} {_varying_hps(algo, job.algorithms)}".strip()
                   for i, algo in enumerate(job.algorithms, 1)]
         if executor == "ray":
-            outcomes = run_ray(config_path, labels, data_file, limit, address, workers)
+            cases = [CaseSpec(i, label, os.path.join(job.output_dir, algo.name), *_splittable(algo))
+                     for i, (algo, label) in enumerate(zip(job.algorithms, labels))]
+            doc_ids = [_doc_id(x) for x in load_dataset(data_file, limit).x]
+            outcomes = run_ray(config_path, cases, data_file, limit, doc_ids, address, workers, shard_samples)
         else:
             outcomes = run_serial(labels, lambda i, label: run_test_case(job, job.algorithms[i], data_file, limit,
                                                                          progress, label))
