@@ -66,7 +66,7 @@ def test_unreachable_endpoint_names_it(tmp_path):
 def test_instruction_and_text_are_protected_and_audited(fake_cloud):
     res = _pipeline(privacy_method="placeholder", cache=False).cloud(X)
     body = fake_cloud.bodies_text()
-    assert res["status"] == "ok", res.get("reason")
+    assert res.status == "ok", res.reason
     assert "Anna" not in body and "Berg" not in body and "[PERSON_1]" in body
     assert fake_cloud.requests[0]["auth"] == "Bearer k-test"
     audit = _lines(CONTEXTS.get().audit.path)
@@ -85,8 +85,8 @@ def test_fail_closed_sends_nothing(fake_cloud):
     p.gateway._detector = Boom()
     res = p.cloud(X)
     assert fake_cloud.requests == []                              # verified on the server side
-    assert res["status"] == "privacy_failure" and res["sent_messages"] is None
-    assert "Anna" not in res["reason"]
+    assert res.status == "privacy_failure" and res.sent_messages is None
+    assert "Anna" not in res.reason
     assert _lines(CONTEXTS.get().audit.path)[0]["sent"] is False
 
 
@@ -103,8 +103,8 @@ def test_silent_detector_is_caught_by_the_egress_guard(fake_cloud):
     p.gateway._detector = Silent()
     res = p.cloud({"doc_id": "s", "text": "Reach me at jo.vik@example.org, SSN 078-05-1120.", "instruction": "Reply."})
     assert fake_cloud.requests == []
-    assert res["status"] == "privacy_failure" and "egress guard" in res["reason"]
-    assert "078-05-1120" not in res["reason"] and "example.org" not in res["reason"]
+    assert res.status == "privacy_failure" and "egress guard" in res.reason
+    assert "078-05-1120" not in res.reason and "example.org" not in res.reason
 
 
 def test_a_cloud_fault_is_one_samples_failure(fake_cloud):
@@ -112,8 +112,8 @@ def test_a_cloud_fault_is_one_samples_failure(fake_cloud):
     p = _pipeline(privacy_method="suppression", cache=False, max_retries=1)
     first = p.cloud(X)
     second = p.cloud(dict(X, doc_id="d2"))
-    assert first["status"] == "ok" and first["answer"] == "summary"
-    assert second["status"] == "cloud_failure" and "HTTP 500" in second["reason"] and second["answer"] == ""
+    assert first.status == "ok" and first.answer == "summary"
+    assert second.status == "cloud_failure" and "HTTP 500" in second.reason and second.answer == ""
     attempts = [a for a in _lines(CONTEXTS.get().audit.path) if a["event"] == "http_attempt"]
     assert len(attempts) == len(fake_cloud.requests) == 3          # 1 + (1 try + 1 retry)
 
@@ -122,22 +122,22 @@ def test_pseudonyms_are_restored_in_the_answer_on_the_edge(fake_cloud):
     """The fake echoes what it got; the edge puts the real names back, the cloud never saw them."""
     fake_cloud.mode = "echo"
     res = _pipeline(privacy_method="pseudonym", cache=False).cloud(X)
-    assert res["status"] == "ok", res.get("reason")
+    assert res.status == "ok", res.reason
     assert "Anna Berg" not in fake_cloud.bodies_text()
-    assert "Anna Berg" in res["answer"] and "Anna Berg" not in res["cloud_answer"]
+    assert "Anna Berg" in res.answer and "Anna Berg" not in res.cloud_answer
 
 
 def test_cache_hit_sends_nothing_and_is_audited(fake_cloud):
     _pipeline(privacy_method="placeholder").cloud(X)
     res = _pipeline(privacy_method="placeholder").cloud(X)
-    assert len(fake_cloud.requests) == 1 and res["cloud_cache_hit"] is True
+    assert len(fake_cloud.requests) == 1 and res.cloud_cache_hit is True
     assert [a["event"] for a in _lines(CONTEXTS.get().audit.path)] == ["http_attempt", "cache_hit"]
 
 
 def test_base_url_without_model_name_is_an_error(fake_cloud, monkeypatch):
     monkeypatch.delenv("CEP_CLOUD_MODEL")
     res = _pipeline(privacy_method="placeholder", cache=False).cloud(X)
-    assert res["status"] == "cloud_failure" and "CEP_CLOUD_MODEL" in res["reason"]
+    assert res.status == "cloud_failure" and "CEP_CLOUD_MODEL" in res.reason
 
 
 def test_router_decision_reaches_the_pipeline_through_the_context(fake_cloud):
@@ -151,4 +151,4 @@ def test_router_decision_reaches_the_pipeline_through_the_context(fake_cloud):
 
     body = fake_cloud.requests[0]["body"]["messages"]
     assert body[0]["content"] == SKETCH_SYSTEM and len(body) == 8   # system + 3 demos x 2 + prompt
-    assert res["route"] == "collaborative" and res["answer"] == "final"
+    assert res.route == "collaborative" and res.answer == "final"
