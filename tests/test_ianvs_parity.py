@@ -45,3 +45,11 @@ def test_wall_clock_and_cache_state_metrics_do_not_decide_parity(tmp_path, capsy
     # PRISM's edge energy is measured like latency; metrics the files do not have are not listed
     assert "not compared: latency_mean_ms, lo_pct, edge_energy_j, cache_replays)" in capsys.readouterr().out
     assert parity.main(args + ["--compare-all"]) == 1
+
+
+def test_console_cells_print_an_infinite_epsilon():
+    """The time-series job's unprotected row has ts_epsilon_series = inf: `run` printed its rank files, then
+    crashed on the console board (exit 1), so the parity command failed on that job."""
+    from cloud_edge_privacy.reporting.leaderboard import fmt_cell
+
+    assert [fmt_cell(v) for v in ("inf", float("-inf"), "2400.0", "0.25", "")] == ["inf", "-inf", "2400", "0.250", ""]

@@ -89,6 +89,8 @@ def fmt_cell(v: Any, nd: int = 3) -> str:
     x = _num(v)
     if math.isnan(x):
         return "" if v in (None, "") else str(v)
+    if math.isinf(x):  # e.g. the unprotected time-series row's epsilon
+        return "inf" if x > 0 else "-inf"
     return str(int(x)) if x == int(x) and abs(x) < 1e12 else f"{x:.{nd}f}"
 
 
