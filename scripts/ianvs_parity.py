@@ -353,6 +353,32 @@ def compare(ianvs_csv: Path, ours_csv: Path, metrics: Optional[List[str]], ignor
     return problems
 
 
+def side_by_side(csvs: Dict[str, Path], metrics: Optional[List[str]], ignore: Sequence[str]) -> str:
+    """One markdown table of every compared metric in every run: | test case | metric | run 1 | run 2 | ... |
+    (rows matched by the same test-case columns as :func:`compare`; the first file's test cases)."""
+    tables = {label: read_rank(path) for label, path in csvs.items()}
+    cols0, rows0 = next(iter(tables.values()))
+    if metrics is None:
+        metrics = cols0[cols0.index("algorithm") + 1: cols0.index("paradigm")] if "paradigm" in cols0 else []
+    shown = ["rank", *[m for m in metrics if m not in ignore]]
+    key_cols = [c for c in cols0 if c not in set(metrics) | set(ignore) | NON_KEY_COLUMNS]
+    varying = [c for c in key_cols if len({r.get(c) for r in rows0}) > 1] or key_cols[:1]
+
+    def key(r: Dict[str, str]) -> Tuple[str, ...]:
+        return tuple((r.get(c) or "").strip() for c in key_cols)
+
+    by = {label: {key(r): r for r in rows} for label, (_, rows) in tables.items()}
+    lines = ["| test case | metric | " + " | ".join(csvs) + " | equal |",
+             "|---|---|" + "---|" * len(csvs) + "---|"]
+    for r in rows0:
+        case = ", ".join(f"{c.split('-', 1)[-1]}={r.get(c)}" for c in varying)
+        for m in shown:
+            vals = [(by[label].get(key(r)) or {}).get(m, "(missing)") for label in csvs]
+            same = all(values_equal(vals[0], v) for v in vals[1:])
+            lines.append(f"| {case} | {m} | " + " | ".join(vals) + f" | {'yes' if same else 'NO'} |")
+    return "\n".join(lines)
+
+
 # ---------------------------------------------------------------------------------------------- main
 def _abs(path: str) -> Path:
     return Path(path) if os.path.isabs(path) else REPO / path
@@ -381,8 +407,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--nice", type=int, default=10, help="nice level of the runs (0: none; default 10)")
     ap.add_argument("--only", choices=["ianvs", "ours"], default=None,
                     help="run only one side (no comparison); for checking a setup")
-    ap.add_argument("--compare", nargs=2, metavar=("IANVS_CSV", "OUR_CSV"), default=None,
-                    help="only compare two existing all_rank.csv files")
+    ap.add_argument("--compare", nargs="+", metavar="CSV", default=None,
+                    help="only compare existing all_rank.csv files: the first (e.g. Ianvs's) with each other one, "
+                         "then all side by side")
     args = ap.parse_args(argv)
 
     try:
@@ -394,7 +421,13 @@ def main(argv: Optional[List[str]] = None) -> int:
                 shutil.rmtree(tmp, ignore_errors=True)
             ignore = list(args.ignore) + ([] if args.compare_all else [m for m in WALL_CLOCK + CACHE_STATE
                                                                        if m not in args.ignore])
-            return 1 if compare(Path(args.compare[0]), Path(args.compare[1]), metrics, ignore) else 0
+            if len(args.compare) < 2:
+                raise ParityError("--compare needs at least two all_rank.csv files")
+            paths = [Path(c) for c in args.compare]
+            total = sum(compare(paths[0], other, metrics, ignore) for other in paths[1:])
+            if len(paths) > 2:
+                print("\n" + side_by_side({f"#{i + 1} {p}": p for i, p in enumerate(paths)}, metrics, ignore))
+            return 1 if total else 0
 
         args.config = args.config or DEFAULT_JOB
         job_yaml = _abs(args.config)
@@ -447,6 +480,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         for other in labels[1:]:
             print(f"\n=== {labels[0]} vs {other} ===")
             total += compare(csvs[labels[0]], csvs[other], metrics, ignore)
+        if len(labels) > 2:
+            print("\nall runs side by side:\n" + side_by_side(csvs, metrics, ignore))
         print(f"\n{len(labels)} runs ({', '.join(labels)}); {total} difference(s) in all")
         return 1 if total else 0
     except ParityError as e:

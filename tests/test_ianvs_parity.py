@@ -53,3 +53,20 @@ def test_console_cells_print_an_infinite_epsilon():
     from cloud_edge_privacy.reporting.leaderboard import fmt_cell
 
     assert [fmt_cell(v) for v in ("inf", float("-inf"), "2400.0", "0.25", "")] == ["inf", "-inf", "2400", "0.250", ""]
+
+
+def test_compare_many_runs_prints_them_side_by_side(tmp_path, capsys):
+    parity = _parity()
+    cols = ["rank", "algorithm", "sels", "latency_mean_ms", "paradigm", "cloudmodel-privacy_method", "time", "url"]
+    runs = {"ianvs-fresh": "0.25", "ianvs-warm": "0.25", "ours-fresh": "0.25", "ours-warm": "0.5"}
+    for name, sels in runs.items():
+        with open(tmp_path / f"{name}.csv", "w", newline="") as fh:
+            csv.writer(fh).writerows([cols, ["1", "a", sels, "10", "jointinference", "placeholder", "t", "u"],
+                                      ["2", "a", "0.75", "20", "jointinference", "none", "t", "u"]])
+    args = ["--compare", *(str(tmp_path / f"{n}.csv") for n in runs)]
+    assert parity.main(args) == 1                                  # ours-warm differs on one value
+    out = capsys.readouterr().out
+    assert "| privacy_method=placeholder | sels | 0.25 | 0.25 | 0.25 | 0.5 | NO |" in out
+    assert "| privacy_method=none | sels | 0.75 | 0.75 | 0.75 | 0.75 | yes |" in out
+    assert "latency_mean_ms |" not in out                          # wall clock: not in the table either
+    assert parity.main(args[:3]) == 0                               # the first two runs agree
