@@ -3,7 +3,7 @@
 Ray with each test case's samples split into shard tasks, in one invocation; then the projected time of the full
 TAB test split (127 documents) per privacy method.
 
-    .venv/bin/python scripts/bench_executors.py                 # the CI job; serial vs Ray (2 workers), 3 TAB docs
+    .venv/bin/python scripts/bench_executors.py --data-dir data/tab   # the CI job; serial vs Ray (2 workers), 3 TAB docs
     .venv/bin/python scripts/bench_executors.py -f <benchmarkingjob.yaml> --workers 2 --shard-samples 2 --out x.json
     .venv/bin/python scripts/bench_executors.py --project-docs 0    # throughput only
 
@@ -12,11 +12,12 @@ machine's load (``uptime``) before and after, wall time and samples/min of each 
 serial run of the same invocation (on a shared machine the ratios are what counts), and a table of every
 metric other than the wall-clock ones in the three runs (they must be equal: the exit status is 1 otherwise).
 
-Projection: the same job runs serially on the first ``--project-docs`` documents of TAB dev (``--data-dir``, else
-``$TAB_DATA_DIR``), which are as long as the test split's (the embedded sample's documents are ~85 words, TAB's
-~630), with the whole test case timed (models, inference, metrics: from the finishing times in all_rank.csv).
-Seconds per document x 127 is the serial projection (it repeats the per-test-case model loading for every
-document, so it errs high); divided by the Ray runs' measured speed-ups it is their projection.
+Projection: the same job runs serially on the first ``--project-docs`` documents of TAB dev (``--data-dir``,
+else ``$TAB_DATA_DIR``, else the repository's data/tab), which are as long as the test split's (the embedded
+sample's documents are ~85 words, TAB's ~630), with the whole test case timed (models, inference, metrics: from
+the finishing times in all_rank.csv).  Seconds per document x 127 is the serial projection (it scales the
+per-test-case model loading with the documents, so it errs high); divided by the Ray runs' measured speed-ups
+it is their projection.
 """
 from __future__ import annotations
 
@@ -124,8 +125,10 @@ def _print_table(header: List[str], rows: List[List[str]]) -> None:
 
 
 def _tab_dir(arg: Optional[str]) -> Optional[Path]:
-    d = arg or os.environ.get("TAB_DATA_DIR")
-    return Path(d) if d and (Path(d) / "echr_dev.json").is_file() else None
+    """--data-dir, else $TAB_DATA_DIR, else the TAB subset shipped in the repository (data/tab)."""
+    d = Path(arg or os.environ.get("TAB_DATA_DIR") or REPO / "data" / "tab")
+    d = d if d.is_absolute() else REPO / d
+    return d if (d / "echr_dev.json").is_file() else None
 
 
 def main() -> int:
@@ -135,7 +138,8 @@ def main() -> int:
     ap.add_argument("--shard-samples", default=None, help="shards per test case in the sharded run (default: --workers)")
     ap.add_argument("--project-docs", type=int, default=3,
                     help="TAB dev documents for the projection run (0: no projection; default 3)")
-    ap.add_argument("--data-dir", default=None, help="TAB folder with echr_dev.json (else $TAB_DATA_DIR)")
+    ap.add_argument("--data-dir", default=None,
+                    help="TAB folder with echr_dev.json (else $TAB_DATA_DIR, else data/tab)")
     ap.add_argument("--out", default=None, help="write the figures as JSON here")
     a = ap.parse_args()
     job = REPO / a.config
@@ -172,7 +176,7 @@ def main() -> int:
 
     tab = _tab_dir(a.data_dir)
     if a.project_docs > 0 and tab is None:
-        print("\nno projection: give --data-dir (a TAB folder with echr_dev.json) or set $TAB_DATA_DIR")
+        print("\nno projection: no echr_dev.json in --data-dir, $TAB_DATA_DIR or data/tab")
     elif a.project_docs > 0:
         wall, rows, start = _run(job, work / "projection",
                                  ["--data-dir", str(tab), "--split", "dev", "--limit", str(a.project_docs)],
