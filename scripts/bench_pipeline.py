@@ -155,7 +155,7 @@ def bench(xs: Sequence[Dict[str, str]], warm: Dict[str, str], args: argparse.Nam
             results.append(cloud.cloud(x))
             lat.append(time.perf_counter() - t)
         figures[method] = (len(xs) / (time.perf_counter() - t0) * 60, lat, results)
-        failed = [f"{r.doc_id}: {r.status.value}" for r in results if r.status != Status.OK]
+        failed = [f"{r.sample_id}: {r.status.value}" for r in results if r.status != Status.OK]
         print(f"cloud route, {method:12s}: {figures[method][0]:.2f} samples/min, p50 {percentile(lat, .5):.1f} s, "
               f"p95 {percentile(lat, .95):.1f} s; {len(xs) - len(failed)}/{len(xs)} completed"
               + (f" ({'; '.join(failed)})" if failed else "") + f"; load {load()}")
