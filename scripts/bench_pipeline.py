@@ -3,7 +3,7 @@ without privacy, latency per route, peak memory.  A benchmark that prints figure
 models and the local llama.cpp server as the cloud (or the endpoint the environment names).
 
     .venv/bin/python scripts/bench_pipeline.py [--data data/tab/echr_dev.json] [--n 6] [--method placeholder]
-        [--detector default] [--no-edge]
+        [--detector default,fast] [--no-edge]
     .venv/bin/python scripts/bench_pipeline.py --profile [--cprofile out.prof] ...   # no LLM: where the time goes
 
 The privacy layer is every stage the unprotected baseline does not run: detection, the operator, the egress
@@ -78,12 +78,12 @@ class TimedDetector:
         return spans, (time.perf_counter() - t0) * 1e3
 
 
-def profile(xs: Sequence[Dict[str, str]], warm: Dict[str, str], args: argparse.Namespace) -> None:
+def profile(xs: Sequence[Dict[str, str]], warm: Dict[str, str], args: argparse.Namespace, preset: str) -> None:
     """The privacy path of the cloud route without the LLM: detection per recognizer, the operator, the guard
     per rule, restoration (of the first 600 protected characters, standing in for an answer)."""
     ctx = CONTEXTS.get("workspace/bench_pipeline")
-    det = TimedDetector(ctx.detector(args.detector))
-    pipe = EdgePipeline(ctx, CloudModelConfig(privacy_method=args.method, cache=False, detector=args.detector),
+    det = TimedDetector(ctx.detector(preset))
+    pipe = EdgePipeline(ctx, CloudModelConfig(privacy_method=args.method, cache=False, detector=preset),
                         detector=det)
     t0 = time.perf_counter()
     pipe.gateway.warm_up()
@@ -117,7 +117,7 @@ def profile(xs: Sequence[Dict[str, str]], warm: Dict[str, str], args: argparse.N
         profiler.dump_stats(args.cprofile)
     total = sum(stages.values())
     chars = sum(len(x["text"]) for x in xs)
-    print(f"\n{len(xs)} documents, {chars / len(xs):.0f} characters on average, detector {args.detector!r}, method "
+    print(f"\n{len(xs)} documents, {chars / len(xs):.0f} characters on average, detector {preset!r}, method "
           f"{args.method!r}; {blocked} blocked by the guard; load {load()}\n")
     print(f"{'stage / part':34s} {'ms per request':>14s} {'share':>7s}")
     rows: List[Tuple[str, float]] = []
@@ -139,27 +139,24 @@ def profile(xs: Sequence[Dict[str, str]], warm: Dict[str, str], args: argparse.N
         pstats.Stats(args.cprofile).sort_stats("cumulative").print_stats(25)
 
 
-def bench(xs: Sequence[Dict[str, str]], warm: Dict[str, str], args: argparse.Namespace) -> None:
-    print(f"load at start {load()}")
-    figures: Dict[str, Tuple[float, List[float], List[SampleResult]]] = {}
-    ctx = CONTEXTS.get("workspace/bench_pipeline")
-    for method in ("none", args.method):
-        cloud = EdgePipeline(ctx, CloudModelConfig(privacy_method=method, max_tokens=96, cache=False,
-                                                   detector=args.detector))
-        cloud.gateway.warm_up()
-        cloud.cloud(warm)  # server start, first prompt and the guard's recognizers: not steady state
-        lat, results = [], []
-        t0 = time.perf_counter()
-        for x in xs:
-            t = time.perf_counter()
-            results.append(cloud.cloud(x))
-            lat.append(time.perf_counter() - t)
-        figures[method] = (len(xs) / (time.perf_counter() - t0) * 60, lat, results)
-        failed = [f"{r.sample_id}: {r.status.value}" for r in results if r.status != Status.OK]
-        print(f"cloud route, {method:12s}: {figures[method][0]:.2f} samples/min, p50 {percentile(lat, .5):.1f} s, "
-              f"p95 {percentile(lat, .95):.1f} s; {len(xs) - len(failed)}/{len(xs)} completed"
-              + (f" ({'; '.join(failed)})" if failed else "") + f"; load {load()}")
-    results = figures[args.method][2]
+def run(cloud: EdgePipeline, xs: Sequence[Dict[str, str]], label: str) -> Tuple[float, List[SampleResult]]:
+    """Send every sample through one pipeline; prints and returns samples/min and the results."""
+    lat, results = [], []
+    t0 = time.perf_counter()
+    for x in xs:
+        t = time.perf_counter()
+        results.append(cloud.cloud(x))
+        lat.append(time.perf_counter() - t)
+    rate = len(xs) / (time.perf_counter() - t0) * 60
+    failed = [f"{r.sample_id}: {r.status.value}" for r in results if r.status != Status.OK]
+    print(f"cloud route, {label:22s}: {rate:.2f} samples/min, p50 {percentile(lat, .5):.1f} s, p95 "
+          f"{percentile(lat, .95):.1f} s; {len(xs) - len(failed)}/{len(xs)} completed"
+          + (f" ({'; '.join(failed)})" if failed else "") + f"; load {load()}", flush=True)
+    return rate, results
+
+
+def report(label: str, results: Sequence[SampleResult], base_rate: float, rate: float) -> None:
+    """The privacy layer's share of the same run's stage timings of the completed requests."""
     done = [r for r in results if r.status == Status.OK and not r.cloud_cache_hit]
     n = len(done)
     per_stage = {s.value: sum(r.timings_ms.get(s.value, 0.0) for r in done) / max(n, 1)
@@ -168,21 +165,37 @@ def bench(xs: Sequence[Dict[str, str]], warm: Dict[str, str], args: argparse.Nam
     total = sum(sum(r.timings_ms.values()) for r in done) / max(n, 1)
     y_pred = [[True, r, None, r] for r in results]
     share, overhead = ti_pct([{}] * len(y_pred), y_pred), lo_pct([{}] * len(y_pred), y_pred)
-    print(f"\nprivacy layer ({args.detector!r}, {args.method!r}), means over the {n} completed requests: "
+    print(f"\n{label}, means over the {n} completed requests: "
           + ", ".join(f"{k} {v:.0f} ms" for k, v in per_stage.items()))
-    print(f"privacy share of end-to-end latency (ti_pct): {share:.2f} % ({privacy:.0f} ms of {total:.0f} ms per "
+    print(f"  privacy share of end-to-end latency (ti_pct): {share:.2f} % ({privacy:.0f} ms of {total:.0f} ms per "
           f"request, n = {n}); latency overhead over the same path without it (lo_pct): {overhead:.2f} %")
-    base, priv = figures["none"][0], figures[args.method][0]
-    print(f"throughput lost between the two runs: {100 * (base - priv) / base:.1f} % (noisy: the answers differ "
-          f"in length)")
-    if not args.no_edge:
-        from cloud_edge_privacy.models.llama_edge import LlamaEdgeModel
+    print(f"  throughput lost against the baseline run: {100 * (base_rate - rate) / base_rate:.1f} % (noisy: the "
+          f"answers differ in length)")
 
+
+def bench(xs: Sequence[Dict[str, str]], warm: Dict[str, str], args: argparse.Namespace) -> None:
+    """The unprotected baseline once, then each preset with the method, one after the other in one process."""
+    print(f"load at start {load()}", flush=True)
+    ctx = CONTEXTS.get("workspace/bench_pipeline")
+    base = EdgePipeline(ctx, CloudModelConfig(privacy_method="none", max_tokens=96, cache=False))
+    base.cloud(warm)  # server start and first prompt: not steady state
+    base_rate, _ = run(base, xs, "none")
+    measured = []
+    for preset in args.detector.split(","):
+        cloud = EdgePipeline(ctx, CloudModelConfig(privacy_method=args.method, max_tokens=96, cache=False,
+                                                   detector=preset))
+        cloud.gateway.warm_up()
+        check_egress(cloud.protect(warm), cloud.structured)  # the guard's own recognizers, built once
+        measured.append((preset, *run(cloud, xs, f"{args.method} / {preset}")))
+    for preset, rate, results in measured:
+        report(f"privacy layer ({preset!r}, {args.method!r})", results, base_rate, rate)
+    if not args.no_edge:
         from cloud_edge_privacy.detection import build_detector
+        from cloud_edge_privacy.models.llama_edge import LlamaEdgeModel
 
         edge = LlamaEdgeModel(max_tokens=96, cache=False)
         edge.load()
-        detector = build_detector(args.detector)  # not the cloud run's: its cache would answer every profile
+        detector = build_detector(args.detector.split(",")[0])  # not the cloud run's: its cache would answer
         detector.warm_up()
         lat = []
         t0 = time.perf_counter()
@@ -204,13 +217,17 @@ def main() -> None:
     ap.add_argument("--data", default=None, help="TAB JSON (default: the shipped sample)")
     ap.add_argument("--n", type=int, default=6, help="documents measured (one more is read for the warm-up)")
     ap.add_argument("--method", default="placeholder")
-    ap.add_argument("--detector", default="default", help="detector preset of the privacy path (e.g. default, fast)")
+    ap.add_argument("--detector", default="default",
+                    help="detector preset(s) of the privacy path, comma-separated (e.g. default,fast: one baseline)")
     ap.add_argument("--no-edge", action="store_true", help="skip the edge route's figures")
     ap.add_argument("--profile", action="store_true", help="only the privacy path, no LLM: time per stage and part")
     ap.add_argument("--cprofile", default="", help="with --profile: also write cProfile statistics to this file")
     args = ap.parse_args()
     xs, warm = samples(args.data or str(sample_tab_path()), args.n)
-    (profile if args.profile else bench)(xs, warm, args)
+    if not args.profile:
+        bench(xs, warm, args)
+    for preset in args.detector.split(",") if args.profile else ():
+        profile(xs, warm, args, preset)
 
 
 if __name__ == "__main__":
