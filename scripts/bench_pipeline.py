@@ -119,7 +119,7 @@ def profile(xs: Sequence[Dict[str, str]], warm: Dict[str, str], args: argparse.N
     chars = sum(len(x["text"]) for x in xs)
     print(f"\n{len(xs)} documents, {chars / len(xs):.0f} characters on average, detector {preset!r}, method "
           f"{args.method!r}; {blocked} blocked by the guard; load {load()}\n")
-    print(f"{'stage / part':34s} {'ms per request':>14s} {'share':>7s}")
+    print(f"{'stage / part':42s} {'ms per request':>14s} {'share':>7s}")
     rows: List[Tuple[str, float]] = []
     for stage in PRIVACY_STAGES:
         rows.append((stage.value, stages.get(stage.value, 0.0)))
@@ -130,8 +130,8 @@ def profile(xs: Sequence[Dict[str, str]], warm: Dict[str, str], args: argparse.N
                      "rule3": "structured re-scan", "rule4": "independent check (names, learned)"}
             rows += [(f"  {k} {names.get(k, '')}", v) for k, v in rules.items()]
     for name, secs in rows:
-        print(f"{name:34s} {1e3 * secs / len(xs):14.1f} {100 * secs / total:6.1f}%")
-    print(f"{'privacy layer':34s} {1e3 * total / len(xs):14.1f} {100.0:6.1f}%")
+        print(f"{name:42s} {1e3 * secs / len(xs):14.1f} {100 * secs / total:6.1f}%")
+    print(f"{'privacy layer':42s} {1e3 * total / len(xs):14.1f} {100.0:6.1f}%")
     if args.cprofile:
         import pstats
 
