@@ -6,6 +6,11 @@ TAB test split (127 documents) per privacy method.
     .venv/bin/python scripts/bench_executors.py --data-dir data/tab   # the CI job; serial vs Ray (2 workers), 3 TAB docs
     .venv/bin/python scripts/bench_executors.py -f <benchmarkingjob.yaml> --workers 2 --shard-samples 2 --out x.json
     .venv/bin/python scripts/bench_executors.py --project-docs 0    # throughput only
+    .venv/bin/python scripts/bench_executors.py --serial-cores all 1   # serial on all cores and pinned to one
+
+Ray tasks each claim one core (their llama.cpp runs one thread); a serial run on all usable cores runs llama.cpp
+with that many threads, which on a machine loaded by other work stalls at its thread barriers.  ``--serial-cores
+1`` pins the serial baseline (and the projection run) to one core, the like-for-like baseline of one Ray task.
 
 Every run refuses cached answers (``--no-cache``), so every answer comes from a model run now.  Printed: the
 machine's load (``uptime``) before and after, wall time and samples/min of each run and their ratio to the
@@ -55,8 +60,17 @@ def _job_copy(job: Path, workspace: Path) -> Tuple[Path, str]:
     return copy, doc["benchmarkingjob"]["name"]
 
 
-def _run(job: Path, workspace: Path, extra: List[str], log: Path) -> Tuple[float, List[Row], float]:
-    """One run of the CLI; returns wall time, rank rows and the start time (epoch)."""
+def _pinned(cores: Optional[int]):  # type: ignore[no-untyped-def]
+    """A preexec_fn that pins the run (and the model servers it starts) to its first ``cores`` usable cores."""
+    if not cores:
+        return None
+    mine = sorted(os.sched_getaffinity(0))[:cores]
+    return lambda: os.sched_setaffinity(0, mine)
+
+
+def _run(job: Path, workspace: Path, extra: List[str], log: Path,
+         cores: Optional[int] = None) -> Tuple[float, List[Row], float]:
+    """One run of the CLI (pinned to ``cores`` cores when given); returns wall time, rank rows and the start time."""
     copy, name = _job_copy(job, workspace)
     env = {k: v for k, v in os.environ.items() if k != "TAB_DATA_DIR"}
     cmd = [sys.executable, "-m", "cloud_edge_privacy.cli", "run", "-f", str(copy), "--no-progress",
@@ -65,7 +79,8 @@ def _run(job: Path, workspace: Path, extra: List[str], log: Path) -> Tuple[float
     start = time.time()
     t0 = time.perf_counter()
     with open(log, "w", encoding="utf-8") as fh:
-        rc = subprocess.run(cmd, cwd=REPO, env=env, stdout=fh, stderr=subprocess.STDOUT).returncode
+        rc = subprocess.run(cmd, cwd=REPO, env=env, stdout=fh, stderr=subprocess.STDOUT,
+                            preexec_fn=_pinned(cores)).returncode
     dt = time.perf_counter() - t0
     if rc != 0:
         sys.exit(f"run failed (exit {rc}); see {log}")
@@ -136,6 +151,9 @@ def main() -> int:
     ap.add_argument("-f", "--config", default=DEFAULT_JOB)
     ap.add_argument("--workers", type=int, default=2, help="CPUs of the local Ray cluster (default 2)")
     ap.add_argument("--shard-samples", default=None, help="shards per test case in the sharded run (default: --workers)")
+    ap.add_argument("--serial-cores", nargs="+", default=["all"], metavar="all|N",
+                    help="serial run(s): on all usable cores (as a user runs it; llama.cpp then runs that many "
+                         "threads) and/or pinned to N cores; the projection uses the last (default: all)")
     ap.add_argument("--project-docs", type=int, default=3,
                     help="TAB dev documents for the projection run (0: no projection; default 3)")
     ap.add_argument("--data-dir", default=None,
@@ -148,18 +166,22 @@ def main() -> int:
     fig: Dict[str, object] = {"job": a.config, "workers": a.workers, "shard_samples": shards, "cpus": os.cpu_count(),
                               "uptime_before": uptime()}
     print(f"load before: {fig['uptime_before']}\nscratch: {work}", flush=True)
-    modes = {"serial": [],
-             f"ray {a.workers} workers, task per test case": ["--executor", "ray", "--workers", str(a.workers)],
-             f"ray {a.workers} workers, {shards} shards per test case": ["--executor", "ray", "--workers",
-                                                                         str(a.workers), "--shard-samples", shards]}
+    serial_cores = {("serial" if c == "all" else f"serial, {c} core(s)"): (None if c == "all" else int(c))
+                    for c in a.serial_cores}
+    modes: Dict[str, Tuple[List[str], Optional[int]]] = {k: ([], c) for k, c in serial_cores.items()}
+    modes[f"ray {a.workers} workers, task per test case"] = (["--executor", "ray", "--workers", str(a.workers)], None)
+    modes[f"ray {a.workers} workers, {shards} shards per test case"] = (
+        ["--executor", "ray", "--workers", str(a.workers), "--shard-samples", shards], None)
     walls: Dict[str, float] = {}
     ranks: Dict[str, List[Row]] = {}
-    for i, (name, extra) in enumerate(modes.items()):
-        walls[name], ranks[name], _ = _run(job, work / f"run{i}", ["--sample", *extra], work / f"run{i}.log")
-    n = sum(int(float(r.get("n_completed") or 0)) + int(float(r.get("n_failed") or 0)) for r in ranks["serial"])
-    t_serial = walls["serial"]
+    for i, (name, (extra, cores)) in enumerate(modes.items()):
+        walls[name], ranks[name], _ = _run(job, work / f"run{i}", ["--sample", *extra], work / f"run{i}.log", cores)
+    base = list(serial_cores)[-1]  # the speed-ups are against the last serial variant
+    n = sum(int(float(r.get("n_completed") or 0)) + int(float(r.get("n_failed") or 0)) for r in ranks[base])
+    t_serial = walls[base]
     fig["samples"] = n
-    fig["test_cases"] = len(ranks["serial"])
+    fig["test_cases"] = len(ranks[base])
+    fig["speedups_against"] = base
     fig["runs"] = {name: {"wall_s": round(w, 1), "samples_per_min": round(60 * n / w, 2),
                           "speedup_vs_serial": round(t_serial / w, 3)} for name, w in walls.items()}
     table, diffs = equality_table(ranks)
@@ -167,7 +189,7 @@ def main() -> int:
     fig["uptime_after_runs"] = uptime()
     print(f"\n{fig['test_cases']} test cases x {n // max(1, fig['test_cases'])} samples = {n} samples per run; "
           f"load after: {fig['uptime_after_runs']}\n")
-    _print_table(["run", "wall s", "samples/min", "speed-up vs serial"],
+    _print_table(["run", "wall s", "samples/min", f"speed-up vs {base}"],
                  [[k, f"{v['wall_s']:.0f}", f"{v['samples_per_min']:.2f}", f"{v['speedup_vs_serial']:.2f}"]
                   for k, v in fig["runs"].items()])  # type: ignore[union-attr]
     print(f"\nevery non-wall-clock metric, per test case ({diffs} difference(s)):")
@@ -180,9 +202,10 @@ def main() -> int:
     elif a.project_docs > 0:
         wall, rows, start = _run(job, work / "projection",
                                  ["--data-dir", str(tab), "--split", "dev", "--limit", str(a.project_docs)],
-                                 work / "projection.log")
+                                 work / "projection.log", serial_cores[base])
         per_case = case_seconds(rows, start)
-        speedups = {k: v["speedup_vs_serial"] for k, v in fig["runs"].items() if k != "serial"}  # type: ignore[union-attr]
+        speedups = {k: v["speedup_vs_serial"] for k, v in fig["runs"].items()  # type: ignore[union-attr]
+                    if k not in serial_cores}
         proj: Dict[str, Dict[str, float]] = {}
         out_rows = []
         for label, s in per_case.items():
@@ -195,9 +218,9 @@ def main() -> int:
         fig["projection"] = {"docs": a.project_docs, "wall_s": round(wall, 1), "per_method": proj,
                              "uptime_after": uptime()}
         print(f"\nprojected time of the TAB test split ({TAB_TEST_DOCS} documents), from the whole test case's time "
-              f"on the first {a.project_docs} TAB dev documents (serial, --no-cache, {wall:.0f} s), Ray divided by "
+              f"on the first {a.project_docs} TAB dev documents ({base}, --no-cache, {wall:.0f} s), Ray divided by "
               f"the speed-ups measured above; load after: {fig['projection']['uptime_after']}:")  # type: ignore[index]
-        _print_table(["method", "s/doc", "serial h", *(f"{k} h" for k in speedups)], out_rows)
+        _print_table(["method", "s/doc", f"{base} h", *(f"{k} h" for k in speedups)], out_rows)
     fig["uptime_after"] = uptime()
     if a.out:
         Path(a.out).write_text(json.dumps(fig, indent=1), encoding="utf-8")
