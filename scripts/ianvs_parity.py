@@ -363,6 +363,8 @@ def side_by_side(csvs: Dict[str, Path], metrics: Optional[List[str]], ignore: Se
     shown = ["rank", *[m for m in metrics if m not in ignore]]
     key_cols = [c for c in cols0 if c not in set(metrics) | set(ignore) | NON_KEY_COLUMNS]
     varying = [c for c in key_cols if len({r.get(c) for r in rows0}) > 1] or key_cols[:1]
+    if "algorithm" in varying and len({r.get("algorithm") for r in rows0}) == len(rows0):
+        varying = ["algorithm"]  # one test case per algorithm (e.g. PRISM): its name says which
 
     def key(r: Dict[str, str]) -> Tuple[str, ...]:
         return tuple((r.get(c) or "").strip() for c in key_cols)
@@ -426,7 +428,11 @@ def main(argv: Optional[List[str]] = None) -> int:
             paths = [Path(c) for c in args.compare]
             total = sum(compare(paths[0], other, metrics, ignore) for other in paths[1:])
             if len(paths) > 2:
-                print("\n" + side_by_side({f"#{i + 1} {p}": p for i, p in enumerate(paths)}, metrics, ignore))
+                common = Path(os.path.commonpath([str(p.resolve()) for p in paths]))
+                names = [p.resolve().relative_to(common).parts[0] if p.resolve() != common else str(p) for p in paths]
+                if len(set(names)) < len(names):
+                    names = [f"#{i + 1}" for i in range(len(paths))]
+                print("\n" + side_by_side(dict(zip(names, paths)), metrics, ignore))
             return 1 if total else 0
 
         args.config = args.config or DEFAULT_JOB
