@@ -56,7 +56,7 @@ class CloudModule:
                                                         f"cloudmodel {type(self).__name__}")  # type: ignore[assignment]
         self._pipelines: Dict[str, EdgePipeline] = {}
         # Detection models load now, so that loading is not per-sample latency.
-        self.pipeline(CONTEXTS.get()).gateway.warm_up()
+        self.pipeline(CONTEXTS.get()).warm_up()
 
     def pipeline(self, ctx: RunContext) -> EdgePipeline:
         key = str(ctx.output_dir)

@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..audit import outgoing_texts
 from ..models.collaboration import sketch_messages
 from .context import RunContext, sample_key
-from .egress import check_egress
+from .egress import check_egress, independent_detector
 from ..errors import BenchmarkError, PrivacyGatewayError
 from .gateway import NO_PROTECTION, PrivacyGateway, ProtectedFields
 from ..models.llama_edge import build_messages, repetition_confidence
@@ -84,6 +84,13 @@ class EdgePipeline:
         self._refiner = None
 
     # -- parts ------------------------------------------------------------------------------------
+    def warm_up(self) -> None:
+        """Load every model the privacy path reads (the gateway's detector and the egress guard's own
+        recognizers) before the first sample, so that no sample's timings include a cold start."""
+        self.gateway.warm_up()
+        if self.gateway.operator is not None:  # the unprotected baseline runs no guard
+            independent_detector().analyze("Warm-up: Ms Anna Berg wrote to mr john smith in Oslo.")
+
     def client(self) -> Any:
         if self._client is None:
             from ..models.catalog import cache_dir
