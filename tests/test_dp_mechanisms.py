@@ -56,6 +56,22 @@ def test_month_krr_empirical_epsilon_through_dp_numbers():
     assert worst <= math.exp(eps) * 1.3                                  # ... and never exceeded (with noise)
 
 
+def test_released_dates_exist_also_in_february_of_a_non_leap_year():
+    """Post-processing clamps the noised day to the released month of the released year: "29 February 1900"
+    (1900 is no leap year) is never sent."""
+    import datetime
+
+    op = get_operator("dp_numbers", epsilon=30.0)
+    text = "She was born on 29 February 1900."
+    seen_february = 0
+    for s in range(150):
+        out = _one(op, text, "29 February 1900", "DATETIME", Randomness.benchmark(s))
+        released = _released(out, text, "29 February 1900")
+        datetime.datetime.strptime(released, "%d %B %Y")  # raises for a day that does not exist
+        seen_february += "February" in released
+    assert seen_february > 50                                # not vacuous: February is mostly kept at this ε
+
+
 @pytest.mark.parametrize("eps, k", [(0.5, 8), (2.0, 37)])
 def test_k_rr_probabilities(eps, k):
     rng = np.random.default_rng(0)

@@ -21,6 +21,7 @@ part) only: never the text or the value.  In deployment mode that is the OS CSPR
 """
 from __future__ import annotations
 
+import calendar
 import functools
 import math
 import re
@@ -441,11 +442,14 @@ class DPNumbers:
             tok.text, tok.suffix = _render(attr, y, tok.suffix), ""
             charges.append(PrivacyCharge(pmap, f"{category}:{attr.name}"))
         days = [i for i, r in roles if r == "day"]
-        if month_of_span is not None and len(days) == 1:   # post-processing: no "31 June"
+        if month_of_span is not None and len(days) == 1:   # post-processing: no "31 June", no "29 February 1900"
             tok = toks[days[0]]
             m = re.match(r"\d+", tok.text)
-            if m and int(m.group()) > _DAYS_IN_MONTH[month_of_span]:
-                n = _DAYS_IN_MONTH[month_of_span]
+            n = _DAYS_IN_MONTH[month_of_span]
+            years = [re.match(r"\d{1,4}", toks[i].text) for i, r in roles if r == "year"]
+            if month_of_span == 1 and len(years) == 1 and years[0] and int(years[0].group()) >= 1:
+                n = calendar.monthrange(int(years[0].group()), 2)[1]   # the released year's February
+            if m and int(m.group()) > n:
                 tok.text = f"{n}{_ordinal(n)}" if tok.text[m.end():] else str(n)
         text = "".join(t.text + t.suffix for t in toks)
         if money:
