@@ -193,56 +193,58 @@ def _load_job(config_path: str, cwd: str, env: Dict[str, str]) -> Any:
     return job
 
 
-def _case_task(config_path: str, cwd: str, index: int, label: str, data_file: str, limit: Optional[int],
-               env: Dict[str, str]) -> Dict[str, Any]:
-    """Body of one test-case task: the same code path as a serial test case."""
+def _in_task(body: Callable[[], Dict[str, Any]]) -> Dict[str, Any]:
+    """Run a task's body on its claimed cores; an exception becomes ``{error, traceback}`` (the driver records
+    it as the test case's failure) and the local servers the task started are stopped in any case."""
     try:
         with claimed_cores(TASK_CPUS):
-            from .runner import run_test_case
-
-            job = _load_job(config_path, cwd, env)
-            return {"result": run_test_case(job, job.algorithms[index], data_file, limit, False, label)}
-    except Exception as exc:  # noqa: BLE001 - the driver records it as this test case's failure
+            return body()
+    except Exception as exc:  # noqa: BLE001 - reported to the driver
         return {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
     finally:
         _stop_local_servers()
+
+
+def _case_task(config_path: str, cwd: str, index: int, label: str, data_file: str, limit: Optional[int],
+               env: Dict[str, str]) -> Dict[str, Any]:
+    """Body of one test-case task: the same code path as a serial test case."""
+    def body() -> Dict[str, Any]:
+        from .runner import run_test_case
+
+        job = _load_job(config_path, cwd, env)
+        return {"result": run_test_case(job, job.algorithms[index], data_file, limit, False, label)}
+
+    return _in_task(body)
 
 
 def _shard_task(config_path: str, cwd: str, index: int, label: str, data_file: str, limit: Optional[int],
                 samples: List[int], shard_dir: str, env: Dict[str, str]) -> Dict[str, Any]:
     """Body of one shard task: the samples at ``samples``, in that order, with ``shard_dir`` as the run's folder."""
     t0 = time.perf_counter()
-    try:
-        with claimed_cores(TASK_CPUS):
-            from ..core.context import CONTEXTS
-            from .runner import infer_samples
 
-            job = _load_job(config_path, cwd, env)
-            doc_ids, preds = infer_samples(job, job.algorithms[index], data_file, limit, shard_dir, samples,
-                                           False, label)
-            CONTEXTS.drop(shard_dir)
-            return {"doc_ids": doc_ids, "preds": preds, "seconds": time.perf_counter() - t0}
-    except Exception as exc:  # noqa: BLE001 - the driver records it as this test case's failure
-        return {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
-    finally:
-        _stop_local_servers()
+    def body() -> Dict[str, Any]:
+        from ..core.context import CONTEXTS
+        from .runner import infer_samples
+
+        job = _load_job(config_path, cwd, env)
+        doc_ids, preds = infer_samples(job, job.algorithms[index], data_file, limit, shard_dir, samples, False, label)
+        CONTEXTS.drop(shard_dir)
+        return {"doc_ids": doc_ids, "preds": preds, "seconds": time.perf_counter() - t0}
+
+    return _in_task(body)
 
 
 def _finish_task(config_path: str, cwd: str, index: int, data_file: str, limit: Optional[int],
                  doc_ids: List[Optional[str]], preds: List[Any], case_dir: str,
                  env: Dict[str, str]) -> Dict[str, Any]:
     """Body of the task that writes a sharded test case's predictions and computes its metrics once."""
-    try:
-        with claimed_cores(TASK_CPUS):
-            from .runner import finish_test_case
+    def body() -> Dict[str, Any]:
+        from .runner import finish_test_case
 
-            job = _load_job(config_path, cwd, env)
-            return {"result": finish_test_case(job, job.algorithms[index], data_file, limit, doc_ids, preds,
-                                               case_dir)}
-    except Exception as exc:  # noqa: BLE001 - the driver records it as this test case's failure
-        return {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
-    finally:
-        _stop_local_servers()
+        job = _load_job(config_path, cwd, env)
+        return {"result": finish_test_case(job, job.algorithms[index], data_file, limit, doc_ids, preds, case_dir)}
+
+    return _in_task(body)
 
 
 # ------------------------------------------------------------------------------------------ in the driver
