@@ -16,3 +16,14 @@ def parse_json(data: bytes) -> Any:
         return json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
         return None
+
+
+def parse_upstream_json(data: bytes) -> Any:
+    """An upstream answer parsed strictly: NaN and Infinity (not JSON) make it invalid (None)."""
+    def refuse(lit: str) -> Any:
+        raise ValueError(lit)
+
+    try:
+        return json.loads(data, parse_constant=refuse)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError, ValueError):
+        return None
