@@ -44,10 +44,12 @@ def test_stream_holds_back_only_possible_surrogate_starts_and_emits_each_charact
     s = StreamRestorer(OnePassRestorer(MAPPING))
     assert s.feed("Dear An") == "Dear "        # "An" may become "Anna Aldana"
     assert s.feed("na Al") == ""               # still a prefix
-    assert s.feed("dana, hi") == ""            # a surrogate: held until its Markdown block ends
-    assert s.feed("\n\nNext [PERS") == "John Smith, hi\n\nNext "
-    assert s.feed("ON_1] ok") == ""
-    assert s.flush() == "Bob O'Neil ok"
+    assert s.feed("dana, hi") == "John Smith, hi"  # its token ended, nothing before it can open a link or code
+    assert s.feed(" [PERS") == " "
+    assert s.feed("ON_1] ok") == "Bob O'Neil ok"
+    assert s.flush() == ""
+    assert s.feed("see `x Anna ") == "see `x "  # after a backtick: held until the block ends
+    assert s.feed("Aldana` and Anna Aldana\n\n") == "Anna Aldana` and John Smith\n\n"
     assert s.feed("bye An") == "bye "
     assert s.flush() == "An"                   # end of stream: the held tail is released as it is
 

@@ -46,6 +46,7 @@ _CONTEXT = 64  # characters of source text kept for the look-behind (previous wo
 _PREV_WORD = re.compile(r"([^\W\d_][\w'’.-]{0,30})\s+$")
 _NEXT_WORD = re.compile(r"[ \t]([A-Z][a-z][\w'’-]{0,30})\b")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
+_NEXT_COMPLETE = re.compile(r"[ \t]*\S+\s|\s*\n")
 _ASCII_WS = " \t\n\r\f\v"
 # Prose punctuation allowed around a restored surrogate inside its whitespace-delimited token.
 _OPEN_PUNCT = set("\"'([{*_~“‘«¿¡—–")
@@ -299,7 +300,7 @@ class OnePassRestorer:
     def restore_report(self, text: str) -> Restored:
         """Restore ``text``; also count the surrogates withheld (see the module docstring)."""
         stream = StreamRestorer(self)
-        out = stream.feed(text) + stream.flush()
+        out = stream.flush_text(text)
         return Restored(out, stream.withheld)
 
 
@@ -415,10 +416,12 @@ class StreamRestorer:
                     self._pre = (self._pre + self._win[:last.end()])[-_CONTEXT:]
                     self._win = self._win[last.end():]
 
-    def _decide(self, full: str, base: int, b: int, matches: List["re.Match[str]"], blank: bool) -> str:
-        """Restore ``full[base:b]`` (its surrogates ``matches``), parsing ``full[:b]``."""
+    def _decide(self, full: str, base: int, b: int, matches: List["re.Match[str]"], blank: bool,
+                parse_to: Optional[int] = None) -> str:
+        """Restore ``full[base:b]`` (its surrogates ``matches``), parsing ``full[:parse_to or b]``."""
         spans = [(m.start(), m.end()) for m in matches]
-        over = b > MAX_WINDOW or self._parsed + b > MAX_PARSED
+        pend = parse_to or b
+        over = pend > MAX_WINDOW or self._parsed + pend > MAX_PARSED
         tokens: List[Any] = []
         if over:
             flags = [False] * len(spans)
@@ -426,8 +429,8 @@ class StreamRestorer:
             if self._md is None:
                 self._md = _markdown()
             env = {k: dict(v) if isinstance(v, dict) else v for k, v in self._env.items()}
-            flags, tokens = prose_flags(self._md, full[:b], spans, env)
-            self._parsed += b
+            flags, tokens = prose_flags(self._md, full[:pend], spans, env)
+            self._parsed += pend
         out, pos = [], base
         for m, prose in zip(matches, flags):
             out.append(full[pos:m.start()])
@@ -449,6 +452,34 @@ class StreamRestorer:
         else:
             self._advance(full[base:b])
         return "".join(out)
+
+    def _early(self, full: str, base: int, m: "re.Match[str]") -> Optional[str]:
+        """Decide the surrogate ``m`` before its Markdown block ends, when nothing before it in the block can
+        open a construct that a later character closes (no backtick, ``<``, ``[`` or ``]`` since the last
+        blank line) and its token and the next word are complete; None: wait for the block's end."""
+        lo = full.rfind("\n\n", 0, m.start())
+        blank = list(_BLANK_LINE.finditer(full, max(0, lo - 8), m.start()))
+        seg = blank[-1].end() if blank else 0
+        _, hi = _run_bounds(full, m.start(), m.end())
+        if hi >= len(full):
+            return None
+        entry = self._restorer._entry(m.group("s"))
+        end = hi + 1
+        if entry is not None and entry.name_token:  # the next word decides "Paul Hernandez": wait for it
+            nxt = _NEXT_COMPLETE.match(full, hi)
+            if nxt is None:
+                return None
+            end = nxt.end()
+        region, pos = [], seg
+        for x in self._pattern.finditer(full, seg, end) if self._pattern is not None else ():
+            region.append(full[pos:x.start()])  # the surrogates themselves (placeholders have brackets) aside
+            pos = x.end()
+        region.append(full[pos:end])
+        if any(c in "`<[]" for c in "".join(region)):
+            return None
+        out = self._decide(full, base, m.end(), [m], False, parse_to=end)
+        self._pending = full[m.end():]
+        return out
 
     def _process(self, final: bool) -> str:
         out: List[str] = []
@@ -484,6 +515,11 @@ class StreamRestorer:
                     b = bl.end()
                     break
                 pos = spanning.end()
+            if b is None and not final:
+                early = self._early(full, base, first)
+                if early is not None:
+                    out.append(early)
+                    continue
             if b is None:
                 if not final:
                     out.append(full[base:first.start()])
@@ -504,6 +540,14 @@ class StreamRestorer:
             out, self._pending = self._pending, ""
             return out
         return self._process(final=False)
+
+    def flush_text(self, text: str) -> str:
+        """``feed(text) + flush()`` in one go (the one-pass restoration)."""
+        self._pending += text
+        if self._pattern is None:
+            out, self._pending = self._pending, ""
+            return out
+        return self._process(final=True)
 
     def flush(self) -> str:
         """End of the field: restore and return everything still held back."""

@@ -111,6 +111,9 @@ def _strings(v: Any) -> Iterator[str]:
             yield from _strings(x)
 
 
+_QUOTES = ".,;:!?()[]{}*_\"'`<>“”‘’«»"
+
+
 def _strict_json(text: str) -> Any:
     def refuse(lit: str) -> Any:
         raise ValueError(lit)
@@ -124,8 +127,9 @@ def restore_arguments(arguments: str, restorer: OnePassRestorer, decl: Optional[
     Restored: string values of parameters the request declared as plain text (``type: string``, no format,
     enum, const or pattern, not named like a URL), of a tool the request declared, in valid JSON, each read
     like an answer (Markdown text nodes, tokens that are not URLs, hosts or e-mails).  A call whose
-    arguments hold any URL, host, IP or e-mail anywhere (a host and a query split over two arguments) is not
-    restored at all; neither are undeclared tools, undeclared keys or invalid JSON.  Property names come back
+    arguments hold any URL, host, IP or e-mail anywhere that is not itself a surrogate of this request (a
+    host and a query split over two arguments) is not restored at all; neither are undeclared tools,
+    undeclared keys or invalid JSON.  Property names come back
     as the client declared them.  Returns (text, number of surrogates withheld)."""
     if decl is None:
         return arguments, _count(restorer, arguments)
@@ -133,8 +137,9 @@ def restore_arguments(arguments: str, restorer: OnePassRestorer, decl: Optional[
         value = _strict_json(arguments)
     except (ValueError, TypeError, RecursionError):
         return arguments, _count(restorer, arguments)
-    if not isinstance(value, dict) or any(link_like(tok) for s in _strings(value) for tok in s.split()):
-        return arguments, _count(restorer, arguments)
+    if not isinstance(value, dict) or any(link_like(tok) and not restorer.is_surrogate(tok.strip(_QUOTES))
+                                          for s in _strings(value) for tok in s.split()):
+        return arguments, _count(restorer, arguments)  # a destination the request did not give: keep it all
     withheld = [0]
 
     def walk(v: Any, param: Optional[Param]) -> Any:
