@@ -193,6 +193,8 @@ def main() -> int:
     ap.add_argument("--out", default=None, help="write the rows as JSON here")
     ap.add_argument("--head-of-line", action="store_true", help="small requests with a maximal one in flight")
     ap.add_argument("--hol-baseline", action="store_true", help="also without the large lane (before issue 29)")
+    ap.add_argument("--hol-baseline-requests", type=int, default=3,
+                    help="small requests with a maximal one in flight, without the lane (each waits for it)")
     a = ap.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the finally blocks: stop the llama.cpp child
     if a.requests > 200 or a.llm_requests > 20:
@@ -238,7 +240,8 @@ def main() -> int:
     if a.head_of_line:
         with FakeOpenAI(mode="ok", answer="ok") as fake:
             for lane in ([True, False] if a.hol_baseline else [True]):
-                row = head_of_line(fake.base_url, a.method, a.detector, audit_dir, a.workers, a.requests, lane)
+                row = head_of_line(fake.base_url, a.method, a.detector, audit_dir, a.workers,
+                                   a.requests if lane else min(a.requests, a.hol_baseline_requests), lane)
                 hol.append(row)
                 print(json.dumps(row), flush=True)
         print("\n| large lane | small p50 / p95 ms alone | small p50 / p95 ms, maximal request in flight | ratio p50 "
