@@ -99,10 +99,12 @@ def test_surrogates_are_registered_without_shared_punctuation_and_labels_and_plu
     r.add("+1 555 0100)", "+44 20 7946 0958)")
     r.add("IBAN DE89 3704 0044 0532 0130 00.", "IBAN GB29 NWBK 6016 1331 9268 19.")
     r.add("Mastandrea", "Hawkins", name_token=True)
-    assert set(r.mapping) == {"+1 555 0100", "DE89 3704 0044 0532 0130 00", "Mastandrea"}
+    assert set(r.mapping) == {"+1 555 0100", "DE89 3704 0044 0532 0130 00", "Mastandrea"}, r.mapping
     assert r.restore("Call +1 555 0100 or pay DE89 3704 0044 0532 0130 00. The Mastandreas came.") == \
         "Call +44 20 7946 0958 or pay GB29 NWBK 6016 1331 9268 19. The Hawkinses came."
     assert english_plural("Smith") == "Smiths" and english_plural("Birch") == "Birches"
+    r.add("BZOT UO01 NGXP 8779", "IBAN GB29 NWBK 6016")  # the label was taken into the span and replaced
+    assert r.restore("UO01 NGXP 8779 and BZOT UO01 NGXP 8779") == "GB29 NWBK 6016 and IBAN GB29 NWBK 6016"
 
 
 def test_restorers_survive_pickling_for_the_large_lane():
@@ -152,3 +154,61 @@ def test_large_lane_protects_in_a_worker_process_and_stops_at_the_time_budget(tm
             assert r.status_code == 422 and r.json()["error"]["code"] == "privacy_budget_exceeded", r.text
             assert len(fake.requests) == n and lane._proc is None  # nothing sent; the worker was stopped
     assert json.loads(json.dumps(r.json()))["error"]["type"] == "privacy_gateway_error"
+
+
+FUZZ_PIECES = ["Paul Agullo", "Lundstrom", "[PERSON_1]", "paul.agullo@mail.example", "18 August 2024", " ", " ", "\n",
+               "\n\n", "`", "```", "~~~", "    ", "<img src=", ">", "[x](", ")", "https://a.example/?n=", "said ",
+               "Hernandez ", "- ", "# ", "> ", "---\n", "x", ".", ",", "'", "\n    ", "**", "|", "[r]: ", "![y][r]"]
+FUZZ_REALS = ["smith", "hawkins", "eva berg", "3 may 2021"]
+
+
+def _fuzz_restorer():
+    r = OnePassRestorer()
+    for k, v in {"Paul Agullo": "John Smith", "Agullo": "Smith", "Paul": "John", "18 August 2024": "3 May 2021",
+                 "paul.agullo@mail.example": "john.smith@example.com", "[PERSON_1]": "Eva Berg",
+                 "Lundstrom": "Hawkins"}.items():
+        r.add(k, v, name_token=k in ("Agullo", "Paul", "Lundstrom"))
+    return r
+
+
+def _followable(md, text):
+    """Everything a client follows or runs in ``text`` (its own reading: link targets, titles, code, raw HTML,
+    and whitespace-delimited tokens with URL/host/e-mail signs), except the real e-mail standing alone."""
+    import re as _re
+
+    acc = []
+
+    def walk(tokens):
+        for t in tokens:
+            if t.type not in ("text", "inline", "image"):
+                acc.extend([t.content or "", t.info or ""])
+            acc.extend(str(v) for v in (t.attrs or {}).values())
+            walk(t.children or [])
+
+    walk(md.parse(text))
+    runs = [w for w in _re.split(r"[ \t\n\r\f\v]+", text) if _re.search(r"://|//|www\.|@|\.[a-z]{2,}|[/?=&#<>]", w)
+            and w.strip(".,;:!?()[]{}*_'\"`<>|-~#") != "john.smith@example.com"]
+    return " ".join(acc + runs).lower()
+
+
+def test_fuzz_random_adversarial_answers_restore_nothing_followable_and_streams_decide_the_same():
+    import random
+
+    from markdown_it import MarkdownIt
+
+    from cloud_edge_privacy.desensitization.restore import StreamRestorer
+
+    md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+    r = _fuzz_restorer()
+    rnd = random.Random(29)
+    for _ in range(1500):
+        text = "".join(rnd.choice(FUZZ_PIECES) for _ in range(rnd.randint(1, 25)))
+        want = r.restore_report(text)
+        assert [v for v in FUZZ_REALS if v in _followable(md, want.text)] == [], (text, want.text)
+        s, out, i = StreamRestorer(r), [], 0
+        while i < len(text):
+            k = rnd.randint(1, 6)
+            out.append(s.feed(text[i:i + k]))
+            i += k
+        out.append(s.flush())
+        assert ("".join(out), s.withheld) == (want.text, want.withheld), text

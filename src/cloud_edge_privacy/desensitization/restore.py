@@ -47,6 +47,7 @@ _PREV_WORD = re.compile(r"([^\W\d_][\w'’.-]{0,30})\s+$")
 _NEXT_WORD = re.compile(r"[ \t]([A-Z][a-z][\w'’-]{0,30})\b")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _NEXT_COMPLETE = re.compile(r"[ \t]*\S+\s|\s*\n")
+_INDENTED_LINE = re.compile(r"\n(?: {4}|\t)")
 _ASCII_WS = " \t\n\r\f\v"
 # Prose punctuation allowed around a restored surrogate inside its whitespace-delimited token.
 _OPEN_PUNCT = set("\"'([{*_~“‘«¿¡—–")
@@ -204,6 +205,11 @@ class OnePassRestorer:
             low = self._lower.setdefault(_squash(surrogate).lower(), _Entry(entry.original, entry.name_token))
             low.name_token = low.name_token or name_token
             self._pattern = None
+        sw, ow = surrogate.split(), original.split()
+        if (not name_token and len(sw) > 1 and len(ow) > 1 and sw[0].isalpha() and ow[0].isalpha()
+                and any(c.isdigit() for c in surrogate) and any(c.isdigit() for c in original)):
+            # a label the detector took into the span ("IBAN GB29 ..."): the number alone comes back too
+            self.add(surrogate[len(sw[0]):].strip(), original[len(ow[0]):].strip())
 
     @classmethod
     def merged(cls, restorers: Iterable["OnePassRestorer"]) -> "OnePassRestorer":
@@ -384,6 +390,12 @@ class StreamRestorer:
         self._pre = ""        # the last _CONTEXT source characters before the window
         self._pending = ""    # received, not yet emitted
         self._parsed = 0
+        self._abs = 0              # offset of the window's start in the whole answer
+        self._prose_block = -1     # the block (by its start offset) whose surrogates were read as prose
+        self._seg_abs = 0          # start offset of the current Markdown block (after the last blank line)
+        self._scanned = 0          # blank lines were searched up to here
+        self._clean = (-1, -1)     # (block start, checked up to): no construct opener in between
+        self._last_flags: List[bool] = []
         self.withheld = 0
 
     def _hold_from(self, text: str) -> int:
@@ -414,16 +426,21 @@ class StreamRestorer:
                 if _restartable(tokens):
                     self._env = env
                     self._pre = (self._pre + self._win[:last.end()])[-_CONTEXT:]
+                    self._abs += last.end()
                     self._win = self._win[last.end():]
 
     def _decide(self, full: str, base: int, b: int, matches: List["re.Match[str]"], blank: bool,
-                parse_to: Optional[int] = None) -> str:
-        """Restore ``full[base:b]`` (its surrogates ``matches``), parsing ``full[:parse_to or b]``."""
+                parse_to: Optional[int] = None, known: Optional[bool] = None) -> str:
+        """Restore ``full[base:b]`` (its surrogates ``matches``), parsing ``full[:parse_to or b]`` (unless
+        ``known`` says whether they stand in prose)."""
         spans = [(m.start(), m.end()) for m in matches]
         pend = parse_to or b
         over = pend > MAX_WINDOW or self._parsed + pend > MAX_PARSED
         tokens: List[Any] = []
-        if over:
+        env: Dict[str, Any] = {}
+        if known is not None:
+            flags, over = [known] * len(spans), True  # no parse: no restart decision either
+        elif over:
             flags = [False] * len(spans)
         else:
             if self._md is None:
@@ -431,6 +448,7 @@ class StreamRestorer:
             env = {k: dict(v) if isinstance(v, dict) else v for k, v in self._env.items()}
             flags, tokens = prose_flags(self._md, full[:pend], spans, env)
             self._parsed += pend
+        self._last_flags = flags
         out, pos = [], base
         for m, prose in zip(matches, flags):
             out.append(full[pos:m.start()])
@@ -449,17 +467,21 @@ class StreamRestorer:
             self._env = env
             self._pre = (self._pre + full[:b])[-_CONTEXT:]
             self._win = ""
+            self._abs += b
         else:
             self._advance(full[base:b])
         return "".join(out)
 
     def _early(self, full: str, base: int, m: "re.Match[str]") -> Optional[str]:
         """Decide the surrogate ``m`` before its Markdown block ends, when nothing before it in the block can
-        open a construct that a later character closes (no backtick, ``<``, ``[`` or ``]`` since the last
-        blank line) and its token and the next word are complete; None: wait for the block's end."""
-        lo = full.rfind("\n\n", 0, m.start())
-        blank = list(_BLANK_LINE.finditer(full, max(0, lo - 8), m.start()))
-        seg = blank[-1].end() if blank else 0
+        open a construct that a later character closes (no backtick, ``<``, ``[``, ``]`` or ``~`` since the
+        last blank line, no line indented as code after the block's first) and its token (and for a person
+        word, the next word) is complete; None: wait for the block's end.  Once a surrogate of a block was
+        read as prose, later ones in it (under the same conditions) are too, without parsing again."""
+        for bl in _BLANK_LINE.finditer(full, max(0, self._scanned - self._abs - 8), m.start()):
+            self._seg_abs = max(self._seg_abs, self._abs + bl.end())
+        self._scanned = max(self._scanned, self._abs + m.start())
+        seg = max(0, self._seg_abs - self._abs)
         _, hi = _run_bounds(full, m.start(), m.end())
         if hi >= len(full):
             return None
@@ -470,16 +492,37 @@ class StreamRestorer:
             if nxt is None:
                 return None
             end = nxt.end()
-        region, pos = [], seg
-        for x in self._pattern.finditer(full, seg, end) if self._pattern is not None else ():
+        start = seg
+        if self._clean[0] == self._abs + seg and self._clean[1] - self._abs > seg:
+            start = self._clean[1] - self._abs - 1  # checked already (from the character before, for "\n    ")
+        region, pos = [], start
+        for x in self._pattern.finditer(full, start, end) if self._pattern is not None else ():
             region.append(full[pos:x.start()])  # the surrogates themselves (placeholders have brackets) aside
             pos = x.end()
         region.append(full[pos:end])
-        if any(c in "`<[]" for c in "".join(region)):
+        text = "".join(region)
+        if any(c in "`<[]~" for c in text) or _INDENTED_LINE.search(text):
             return None
-        out = self._decide(full, base, m.end(), [m], False, parse_to=end)
+        self._clean = (self._abs + seg, self._abs + end)
+        known = True if self._prose_block == self._abs + seg else None
+        out = self._decide(full, base, m.end(), [m], False, parse_to=end, known=known)
+        if self._last_flags == [True]:
+            self._prose_block = self._abs + seg
         self._pending = full[m.end():]
         return out
+
+    def _block_end(self, full: str, start: int) -> Optional[int]:
+        """The end of the first blank line after ``start`` that no surrogate spans (None: not seen yet)."""
+        pos = start
+        while True:
+            bl = _BLANK_LINE.search(full, pos)
+            if bl is None:
+                return None
+            spanning = self._pattern.search(full, max(0, bl.start() - self._max_len),
+                                            min(len(full), bl.end() + self._max_len))
+            if spanning is None or not (spanning.start() < bl.end() and spanning.end() > bl.start()):
+                return bl.end()
+            pos = spanning.end()
 
     def _process(self, final: bool) -> str:
         out: List[str] = []
@@ -487,47 +530,33 @@ class StreamRestorer:
             full = self._win + self._pending
             base = len(self._win)
             hold = len(full) if final else base + self._hold_from(self._pending)
-            found = list(self._pattern.finditer(full, base)) if self._pattern is not None else []
-            matches = [m for m in found if m.start() < hold]
-            if not matches:
+            first = self._pattern.search(full, base) if self._pattern is not None else None
+            if first is None or first.start() >= hold:
                 cut = hold - base
                 out.append(self._pending[:cut])
                 self._advance(self._pending[:cut])
                 self._pending = self._pending[cut:]
                 break
-            first = matches[0]
             if not final and (first.end() >= len(full) or first.end() > hold):
                 # its right boundary (a longer surrogate, a plural ending) is not known yet
                 out.append(full[base:first.start()])
                 self._advance(full[base:first.start()])
                 self._pending = full[first.start():]
                 break
-            # the end of the Markdown block: the first blank line after the match that no match spans
-            b: Optional[int] = None
-            blank = True
-            pos = first.end()
-            while True:
-                bl = _BLANK_LINE.search(full, pos)
-                if bl is None:
-                    break
-                spanning = next((m for m in found if m.start() < bl.end() and m.end() > bl.start()), None)
-                if spanning is None:
-                    b = bl.end()
-                    break
-                pos = spanning.end()
+            b = self._block_end(full, first.end())
+            blank = b is not None
             if b is None and not final:
                 early = self._early(full, base, first)
                 if early is not None:
                     out.append(early)
                     continue
+                out.append(full[base:first.start()])
+                self._advance(full[base:first.start()])
+                self._pending = full[first.start():]
+                break
             if b is None:
-                if not final:
-                    out.append(full[base:first.start()])
-                    self._advance(full[base:first.start()])
-                    self._pending = full[first.start():]
-                    break
-                b, blank = len(full), False
-            out.append(self._decide(full, base, b, [m for m in found if m.start() < b], blank))
+                b = len(full)
+            out.append(self._decide(full, base, b, list(self._pattern.finditer(full, base, b)), blank))
             self._pending = full[b:]
         return "".join(out)
 
