@@ -327,6 +327,26 @@ def test_declared_plain_text_argument_and_prose_are_restored(proxy, adversary, f
                               "margaret.thornton@example.com.") and withheld == 0
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+def test_a_json_answer_with_a_foreign_address_anywhere_restores_nothing(proxy, adversary, fake, stream):
+    """An application may build a link from two values of a structured answer: read it as JSON."""
+    body = {"model": "m", "stream": stream, "response_format": {"type": "json_object"},
+            "messages": [{"role": "user", "content": PROMPT}]}
+    for answer, restored in [(lambda s: {"base": "https://attacker.example/c?n=", "name": s["name"]}, False),
+                             (lambda s: {"name": s["name"], "mail": s["mail"]}, True)]:
+        adversary.make = lambda s, st: _text_answer(json.dumps(answer(s)), st)
+        r = httpx.post(f"{proxy.base_url}/chat/completions", json=body, timeout=120)
+        if stream:
+            text = "".join((ch.get("delta") or {}).get("content") or "" for line in r.text.splitlines()
+                           if line.startswith("data: {") for ch in json.loads(line[6:]).get("choices") or [])
+        else:
+            text = r.json()["choices"][0]["message"]["content"]
+        if restored:
+            assert json.loads(text) == {"name": "Margaret Thornton", "mail": "margaret.thornton@example.com"}
+        else:
+            assert _reals_in(text) == [] and json.loads(text)["base"].startswith("https://attacker")
+
+
 def test_library_protected_restore_passes_the_same_text_vectors(tmp_path):
     from cloud_edge_privacy import api
     from cloud_edge_privacy.randomness import Randomness

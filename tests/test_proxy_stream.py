@@ -199,8 +199,9 @@ class _Prepared:
 
         self._r = OnePassRestorer(mapping)
         self.tools = tools or {}
+        self.json_content = False
         self.restorer = lambda: self._r
-        for name in ("restore", "text_restorer", "restore_call", "tool_name"):
+        for name in ("restore", "restore_report", "text_restorer", "restore_call", "restore_content", "tool_name"):
             setattr(self, name, getattr(Prepared, name).__get__(self))
 
 

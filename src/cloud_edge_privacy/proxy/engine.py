@@ -68,6 +68,7 @@ class Prepared:
     tools: Dict[str, ToolDecl] = field(default_factory=dict)   # tool name sent -> the client's declaration
     restorer_: Optional[OnePassRestorer] = None                # set by prepare (from the operator's spec)
     lane: str = "thread"
+    json_content: bool = False      # the request asked for JSON answers (response_format json_object/json_schema)
 
     def restorer(self) -> OnePassRestorer:
         if self.restorer_ is not None:
@@ -92,6 +93,21 @@ class Prepared:
     def restore_call(self, sent_name: str, arguments: str) -> Tuple[str, int]:
         """A tool call's arguments restored (see :func:`restore_arguments`); (text, withheld)."""
         return restore_arguments(arguments, self.restorer(), self.tools.get(sent_name))
+
+    def restore_content(self, text: str) -> Tuple[str, int]:
+        """A message content restored; (text, withheld).  A JSON answer (the request asked for one) is read
+        as JSON, like tool-call arguments without a schema: nothing is restored when it holds an address
+        anywhere that is not a surrogate of this request (an application may build a link from two of its
+        values); otherwise its string values are restored as text (keys never)."""
+        if self.json_content:
+            try:
+                value = _strict_json(text)
+            except (ValueError, TypeError, RecursionError):
+                value = None
+            if isinstance(value, (dict, list)):
+                return restore_json_values(text, value, self.restorer())
+        r = self.restore_report(text)
+        return r.text, r.withheld
 
 
 def _count(restorer: OnePassRestorer, text: str) -> int:
@@ -137,8 +153,7 @@ def restore_arguments(arguments: str, restorer: OnePassRestorer, decl: Optional[
         value = _strict_json(arguments)
     except (ValueError, TypeError, RecursionError):
         return arguments, _count(restorer, arguments)
-    if not isinstance(value, dict) or any(link_like(tok) and not restorer.is_surrogate(tok.strip(_QUOTES))
-                                          for s in _strings(value) for tok in s.split()):
+    if not isinstance(value, dict) or _foreign_address(value, restorer):
         return arguments, _count(restorer, arguments)  # a destination the request did not give: keep it all
     withheld = [0]
 
@@ -164,6 +179,37 @@ def restore_arguments(arguments: str, restorer: OnePassRestorer, decl: Optional[
 
     new = walk(value, Param(decl.name, "object", decl.params))
     return (arguments if new == value else json.dumps(new, ensure_ascii=False)), withheld[0]
+
+
+def restore_json_values(text: str, value: Any, restorer: OnePassRestorer) -> Tuple[str, int]:
+    """Restore the string values of a parsed JSON answer (see :meth:`Prepared.restore_content`)."""
+    if _foreign_address(value, restorer):
+        return text, _count(restorer, text)
+    withheld = [0]
+
+    def walk(v: Any) -> Any:
+        if isinstance(v, str):
+            r = restorer.restore_report(v)
+            withheld[0] += r.withheld
+            return r.text
+        if isinstance(v, list):
+            return [walk(x) for x in v]
+        if isinstance(v, dict):
+            out = {}
+            for k, x in v.items():
+                withheld[0] += _count(restorer, str(k))
+                out[k] = walk(x)
+            return out
+        return v
+
+    new = walk(value)
+    return (text if new == value else json.dumps(new, ensure_ascii=False)), withheld[0]
+
+
+def _foreign_address(value: Any, restorer: OnePassRestorer) -> bool:
+    """Whether a JSON value holds a URL, host, IP or e-mail anywhere that is not a surrogate of this request."""
+    return any(link_like(tok) and not restorer.is_surrogate(tok.strip(_QUOTES))
+               for s in _strings(value) for tok in s.split())
 
 
 def scope_randomness(base: Randomness, scope: str, body: Dict[str, Any],
@@ -294,8 +340,10 @@ class PrivacyEngine:
         restorer = None
         if self.spec.restores and prot.result is not None and prot.result.restorer is not None:
             restorer = prot.result.restorer  # the spec declares a OnePassRestorer
+        rf = body.get("response_format") if isinstance(body, dict) else None
+        json_content = isinstance(rf, dict) and rf.get("type") in ("json_object", "json_schema")
         return Prepared(prot, out, detected, timings, outgoing.dropped, declared_tools(body, out),
-                        restorer or OnePassRestorer())
+                        restorer or OnePassRestorer(), json_content=json_content)
 
     def prepare_large(self, body: Any, conversation_id: Optional[str] = None,
                       model: Optional[str] = None) -> Prepared:
@@ -466,7 +514,10 @@ def restore_completion(data: Any, prepared: Prepared) -> Tuple[Dict[str, Any], i
     withheld = 0
     for choice in data.get("choices") or []:
         msg = choice.get("message") or {}
-        for key in ("content", "reasoning_content", "refusal"):
+        if isinstance(msg.get("content"), str):
+            msg["content"], n = prepared.restore_content(msg["content"])
+            withheld += n
+        for key in ("reasoning_content", "refusal"):
             if isinstance(msg.get(key), str):
                 r = prepared.restore_report(msg[key])
                 withheld += r.withheld

@@ -90,6 +90,7 @@ class ChunkRestorer:
         self.args: Dict[Tuple[int, int], List[str]] = {}   # raw argument fragments per (choice, call)
         self.names: Dict[Tuple[int, int], str] = {}        # the tool name as the upstream wrote it
         self.last: Dict[str, Any] = {"id": "", "created": 0, "model": ""}
+        self.json: Dict[int, List[str]] = {}               # JSON answers: held whole, restored at the end
         self.withheld = 0
 
     def _text(self, i: int) -> StreamRestorer:
@@ -98,6 +99,10 @@ class ChunkRestorer:
         return self.text[i]
 
     def _flush_choice(self, i: int, delta: Dict[str, Any]) -> None:
+        if i in self.json:
+            restored, n = self.prepared.restore_content("".join(self.json.pop(i)))
+            self.withheld += n
+            delta["content"] = (delta.get("content") or "") + restored
         if i in self.text:
             r = self.text.pop(i)
             rest = r.flush()
@@ -124,7 +129,11 @@ class ChunkRestorer:
             i = int(choice.get("index", 0))
             delta = choice.get("delta") or {}
             if isinstance(delta.get("content"), str):
-                delta["content"] = self._text(i).feed(delta["content"])
+                if self.prepared.json_content:
+                    self.json.setdefault(i, []).append(delta["content"])
+                    delta["content"] = ""  # a JSON answer is read whole (as tool-call arguments are)
+                else:
+                    delta["content"] = self._text(i).feed(delta["content"])
             for call in delta.get("tool_calls") or []:
                 k = int(call.get("index", 0))
                 fn = call.get("function") or {}
@@ -143,7 +152,7 @@ class ChunkRestorer:
     def flush_all(self) -> List[Dict[str, Any]]:
         """Chunks carrying whatever is still held back (the stream ended without a finish_reason)."""
         out = []
-        for i in sorted({i for i in self.text} | {i for i, _ in self.args}):
+        for i in sorted({i for i in self.text} | {i for i, _ in self.args} | set(self.json)):
             delta: Dict[str, Any] = {}
             self._flush_choice(i, delta)
             if delta:
