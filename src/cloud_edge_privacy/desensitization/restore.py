@@ -171,6 +171,7 @@ class OnePassRestorer:
         """``given_name``: whether a word is a given name (public name lists); without it any capitalised
         word before a surname token counts as one."""
         self.given_name = given_name
+        self.had_given_name = False  # True after unpickling a restorer that had one (the receiver sets it)
         self._map: Dict[str, _Entry] = {}
         self._lower: Dict[str, _Entry] = {}
         self._pattern: Optional[Pattern[str]] = None

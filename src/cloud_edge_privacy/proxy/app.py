@@ -32,7 +32,7 @@ from ..randomness import Randomness
 from .engine import MalformedUpstream, Prepared, PrivacyBudgetExceeded, PrivacyEngine, RequestTooLarge, \
     restore_completion
 from .request import InvalidRequest, parse_body
-from .responses import error_body, parse_json, parse_upstream_json
+from .responses import error_body, parse_upstream_json
 from .settings import ProxySettings, Secrets, is_loopback
 from .stream import as_stream, restore_stream
 

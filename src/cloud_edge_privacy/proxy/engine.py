@@ -351,7 +351,7 @@ class PrivacyEngine:
         assert self.lane is not None
         prepared = self.lane.prepare(body, conversation_id, model)
         r = prepared.restorer_
-        if r is not None and getattr(r, "had_given_name", False):
+        if r is not None and r.had_given_name:
             r.given_name = self.given_name()
         return prepared
 

@@ -1,5 +1,6 @@
-"""OpenAI-style error bodies and lenient JSON parsing for the proxy's HTTP handlers (the HTTP calls to the
-upstream go through :class:`~..models.cloud_client.AsyncCloudClient`, the same seam as the benchmark)."""
+"""OpenAI-style error bodies and strict JSON parsing of upstream answers for the proxy's HTTP handlers (the
+HTTP calls to the upstream go through :class:`~..models.cloud_client.AsyncCloudClient`, the same seam as the
+benchmark)."""
 from __future__ import annotations
 
 import json
@@ -9,13 +10,6 @@ from typing import Any, Dict, Optional
 def error_body(message: str, err_type: str, code: Optional[str] = None) -> Dict[str, Any]:
     """An OpenAI-style error object."""
     return {"error": {"message": message, "type": err_type, "param": None, "code": code}}
-
-
-def parse_json(data: bytes) -> Any:
-    try:
-        return json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-        return None
 
 
 def parse_upstream_json(data: bytes) -> Any:
