@@ -142,17 +142,24 @@ class _Entry:
     name_token: bool = False  # one word of a person surrogate
 
 
+def _label(word: str) -> bool:
+    """A label a detector may take into a span: an acronym ("IBAN", "SSN") or a title ("Mr", "Dr.")."""
+    w = word.rstrip(".:")
+    return (len(w) >= 2 and w.isalpha() and w.isupper()) or w.lower() in TITLES
+
+
 def _strip_shared(surrogate: str, original: str) -> Tuple[str, str]:
-    """Drop the words and punctuation a surrogate shares with its original at either end ("IBAN DE.. ." /
-    "IBAN GB.. ." -> "DE.." / "GB.."; "+1 555 0100)" / "+44 20 7946)" -> without the ")")."""
+    """Drop the labels and punctuation a surrogate shares with its original at either end ("IBAN DE.. ." /
+    "IBAN GB.. ." -> "DE.." / "GB.."; "+1 555 0100)" / "+44 20 7946)" -> without the ")"); shared ordinary
+    words stay ("May 10, 2023" / "May 3, 2021" keeps its month)."""
     s, o = surrogate.strip(), original.strip()
     for _ in range(8):
         before = (s, o)
         sw, ow = s.split(), o.split()
-        if len(sw) > 1 and len(ow) > 1 and sw[0] == ow[0]:
+        if len(sw) > 1 and len(ow) > 1 and sw[0] == ow[0] and _label(sw[0]):
             s, o = s[len(sw[0]):].lstrip(), o[len(ow[0]):].lstrip()
         sw, ow = s.split(), o.split()
-        if len(sw) > 1 and len(ow) > 1 and sw[-1] == ow[-1]:
+        if len(sw) > 1 and len(ow) > 1 and sw[-1] == ow[-1] and _label(sw[-1]):
             s, o = s[:-len(sw[-1])].rstrip(), o[:-len(ow[-1])].rstrip()
         while len(s) > 1 and len(o) > 1 and s[0] == o[0] and not s[0].isalnum() and s[0] not in "[<+#$€£":
             s, o = s[1:].lstrip(), o[1:].lstrip()
@@ -207,7 +214,8 @@ class OnePassRestorer:
             low.name_token = low.name_token or name_token
             self._pattern = None
         sw, ow = surrogate.split(), original.split()
-        if (not name_token and len(sw) > 1 and len(ow) > 1 and sw[0].isalpha() and ow[0].isalpha()
+        if (not name_token and len(sw) > 1 and len(ow) > 1 and sw[0].isalpha() and _label(ow[0])
+                and ow[0].lower().rstrip(".:") not in TITLES
                 and any(c.isdigit() for c in surrogate) and any(c.isdigit() for c in original)):
             # a label the detector took into the span ("IBAN GB29 ..."): the number alone comes back too
             self.add(surrogate[len(sw[0]):].strip(), original[len(ow[0]):].strip())
