@@ -1,4 +1,6 @@
-"""The OpenAI-compatible FastAPI app: ``/v1/chat/completions`` (plain and streamed), ``/v1/models``, ``/healthz``.
+"""The FastAPI app: ``/v1/chat/completions``, ``/v1/responses``, ``/v1/messages`` (Anthropic), each plain and
+streamed, ``/v1/models``, ``/healthz`` and ``/metrics``.  Every API goes through the one privacy path below
+(:mod:`.apis` translates requests into it and answers out of it).
 
 Per request: size limit and client key -> the allow-listed outgoing body, every text slot of it protected and
 guarded in a worker thread (the edge pipeline) -> the cloud seam (:class:`AsyncCloudClient`: an audit line
@@ -31,6 +33,11 @@ from ..core.pipeline import EgressBlocked, safe_reason
 from ..randomness import Randomness
 from .engine import MalformedUpstream, Prepared, PrivacyBudgetExceeded, PrivacyEngine, RequestTooLarge, \
     restore_completion
+from .apis import ANTHROPIC, ANTHROPIC_VERSION, CHAT, MESSAGES, OPENAI, RESPONSES, anthropic_to_completion, \
+    api_error, chat_to_anthropic, completion_to_messages, completion_to_responses, error_message, \
+    messages_to_chat, responses_to_chat
+from .events import anthropic_lines, messages_events, responses_events
+from .metrics import CONTENT_TYPE_LATEST, ProxyMetrics
 from .request import InvalidRequest, parse_body
 from .responses import error_body, parse_upstream_json
 from .settings import ProxySettings, Secrets, is_loopback
@@ -98,18 +105,26 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
             engine.warm_up()
     rand, audit = engine.randomness, engine.audit
     state = ProxyState(settings, secrets, engine, audit)
+    metrics = ProxyMetrics()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        def client(base_url: str, model: str, key: str) -> AsyncCloudClient:
-            return AsyncCloudClient(Endpoint(base_url, model, key, "remote"), audit, settings.timeout_s,
-                                    settings.connect_timeout_s, settings.max_retries, transport)
+        def client(base_url: str, model: str, key: str, api: str) -> AsyncCloudClient:
+            c = AsyncCloudClient(Endpoint(base_url, model, key, "remote"), audit, settings.timeout_s,
+                                 settings.connect_timeout_s, settings.max_retries, transport)
+            if api == ANTHROPIC:  # Anthropic's headers: the key as x-api-key, and the API version
+                c.client.headers.pop("Authorization", None)
+                c.client.headers["anthropic-version"] = ANTHROPIC_VERSION
+                if key:
+                    c.client.headers["x-api-key"] = key
+            return c
 
         if settings.upstream is not None:
-            state.upstream = client(settings.upstream, settings.model or "", secrets.upstream_key)
+            state.upstream = client(settings.upstream, settings.model or "", secrets.upstream_key,
+                                    settings.upstream_api)
         for r in settings.upstreams:
             state.routes[r.model_name] = client(r.base_url, r.model or r.model_name,
-                                                secrets.route_keys.get(r.model_name, ""))
+                                                secrets.route_keys.get(r.model_name, ""), r.api)
         try:
             yield
         finally:
@@ -128,7 +143,7 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
         """Unknown routes and wrong methods answer as the OpenAI API does: a JSON error object."""
         if exc.status_code == 404:
             message = f"unknown route {request.method} {request.url.path} (this proxy serves /v1/chat/completions, " \
-                      f"/v1/models and /healthz)"
+                      f"/v1/responses, /v1/messages, /v1/models, /metrics and /healthz)"
         else:
             message = str(exc.detail)
         return JSONResponse(error_body(message, "invalid_request_error", "unknown_url" if exc.status_code == 404
@@ -154,15 +169,16 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
     async def audit_write(entry: Dict[str, Any]) -> None:
         await anyio.to_thread.run_sync(audit.write, entry)
 
-    def route(body: Any) -> Tuple[AsyncCloudClient, Optional[str]]:
-        """The upstream for a request and the model name to send (None: the setting or the client's)."""
+    def route(body: Any) -> Tuple[AsyncCloudClient, Optional[str], str]:
+        """The upstream for a request, the model name to send (None: the setting or the client's) and the API
+        the upstream speaks."""
         name = body.get("model") if isinstance(body, dict) else None
         r = settings.route(name)
         if r is not None:
-            return state.routes[r.model_name], r.model or r.model_name
+            return state.routes[r.model_name], r.model or r.model_name, r.api
         if state.upstream is None:
             raise InvalidRequest(f"unknown model: this proxy serves {sorted(state.routes)}")
-        return state.upstream, None
+        return state.upstream, None, settings.upstream_api
 
     @app.get("/healthz")
     async def healthz() -> Dict[str, Any]:
@@ -185,26 +201,48 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
         return Response(state.upstream.scrub(resp.content), status_code=resp.status_code,
                         media_type=resp.headers.get("content-type", "application/json"))
 
-    @app.post("/v1/chat/completions")
-    async def chat(request: Request) -> Response:
+    def refuse(api: str, status: int, message: str, err_type: str, code: Optional[str], request_id: str,
+               route_label: str, retry: bool = False, refusal: bool = True) -> JSONResponse:
+        """An error in the client API's shape, counted (a refusal: nothing was sent)."""
+        headers = {} if retry else dict(NO_RETRY)
+        headers["x-request-id"] = request_id
+        metrics.requests.labels(api, route_label, str(status)).inc()
+        if refusal:
+            metrics.refusals.labels(api, code or err_type).inc()
+        return JSONResponse(api_error(api, status, message, err_type, code), status_code=status, headers=headers)
+
+    async def serve(request: Request, api: str) -> Response:
+        """One request of any client API through the one privacy path (see :mod:`.apis`)."""
         request_id = uuid.uuid4().hex
+        route_label = "default"
         if not authorized(request):
-            return _error(401, "invalid or missing client key", "invalid_request_error", "invalid_api_key",
-                          request_id)
+            return refuse(api, 401, "invalid or missing client key", "invalid_request_error", "invalid_api_key",
+                          request_id, route_label)
         try:
             raw = await _read_limited(request, settings.max_body_bytes)
         except BodyTooLarge:
-            return _error(413, f"request body larger than {settings.max_body_bytes} bytes",
-                          "invalid_request_error", "request_too_large", request_id)
+            return refuse(api, 413, f"request body larger than {settings.max_body_bytes} bytes",
+                          "invalid_request_error", "request_too_large", request_id, route_label)
         body = parse_body(raw)
+        pre_dropped = 0
+        try:
+            if api == RESPONSES:
+                body, pre_dropped = responses_to_chat(body)
+            elif api == MESSAGES:
+                body, pre_dropped = messages_to_chat(body)
+        except InvalidRequest as exc:
+            return refuse(api, 400, str(exc), "invalid_request_error", "untranslatable_request", request_id,
+                          route_label)
         stream = body.get("stream") is True if isinstance(body, dict) else False
-        meta = {"request_id": request_id, "method": settings.method, "detector": settings.detector,
+        if isinstance(body, dict) and settings.route(body.get("model")) is not None:
+            route_label = str(body.get("model"))
+        meta = {"request_id": request_id, "api": api, "method": settings.method, "detector": settings.detector,
                 "stream": stream, "pseudonym_scope": settings.pseudonym_scope,
                 "n_messages": len(body.get("messages") or []) if isinstance(body, dict) else 0}
         t0 = time.perf_counter()
         loop = asyncio.get_running_loop()
         try:
-            upstream, model = route(body)
+            upstream, model, upstream_api = route(body)
             n_chars = engine.text_chars(body, model)
             large = engine.is_large(n_chars)
             meta["lane"] = "process" if large else "thread"
@@ -212,10 +250,11 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
                 engine.large_executor if large else engine.executor,
                 engine.prepare_large if large else engine.prepare, body,
                 request.headers.get(CONVERSATION_HEADER), model)
+            wire = prepared.body if upstream_api == OPENAI else chat_to_anthropic(prepared.body)
         except RequestTooLarge as exc:
-            return _error(413, str(exc), "invalid_request_error", "request_too_large", request_id)
+            return refuse(api, 413, str(exc), "invalid_request_error", "request_too_large", request_id, route_label)
         except InvalidRequest as exc:
-            return _error(400, str(exc), "invalid_request_error", None, request_id)
+            return refuse(api, 400, str(exc), "invalid_request_error", "invalid_request", request_id, route_label)
         except Exception as exc:  # noqa: BLE001 - fail closed on anything
             blocked = isinstance(exc, EgressBlocked)
             reason = safe_reason(exc)
@@ -224,48 +263,121 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
             except OSError:
                 pass  # nothing is sent either way; the client still gets the error
             if blocked:
-                return _error(422, f"the privacy gateway blocked this request; nothing was sent upstream. "
-                                   f"{reason}", "privacy_gateway_error", "egress_blocked", request_id)
+                return refuse(api, 422, f"the privacy gateway blocked this request; nothing was sent upstream. "
+                                        f"{reason}", "privacy_gateway_error", "egress_blocked", request_id,
+                              route_label)
             if isinstance(exc, PrivacyBudgetExceeded):
-                return _error(422, str(exc), "privacy_gateway_error", "privacy_budget_exceeded", request_id)
+                return refuse(api, 422, str(exc), "privacy_gateway_error", "privacy_budget_exceeded", request_id,
+                              route_label)
             code = "privacy_failure" if isinstance(exc, PrivacyGatewayError) else "internal_error"
-            return _error(500, f"the privacy gateway failed; nothing was sent upstream. {reason}",
-                          "privacy_gateway_error", code, request_id)
+            return refuse(api, 500, f"the privacy gateway failed; nothing was sent upstream. {reason}",
+                          "privacy_gateway_error", code, request_id, route_label)
         privacy_ms = (time.perf_counter() - t0) * 1e3
-        meta.update(detected=prepared.detected, dropped_fields=prepared.dropped, privacy_ms=round(privacy_ms, 2))
+        metrics.privacy_seconds.labels(api).observe(privacy_ms / 1e3)
+        metrics.protected(api, prepared.detected)
+        dropped = prepared.dropped + pre_dropped
+        if dropped:
+            metrics.repairs.labels(api, "field_dropped").inc(dropped)
+        meta.update(detected=prepared.detected, dropped_fields=dropped, privacy_ms=round(privacy_ms, 2),
+                    upstream_api=upstream_api)
+        t1 = time.perf_counter()
         try:
-            resp = await upstream.send("POST", "/chat/completions", prepared.body, stream, meta)
+            metrics.upstream_attempts.labels(api, upstream_api).inc()
+            resp = await upstream.send("POST", "/chat/completions" if upstream_api == OPENAI else "/messages",
+                                       wire, stream, meta)
         except UpstreamUnavailable as exc:
-            return _error(504 if exc.timeout else 502, str(exc), "upstream_error", None, request_id, retry=True)
+            return refuse(api, 504 if exc.timeout else 502, str(exc), "upstream_error", None, request_id,
+                          route_label, retry=True, refusal=False)
         except OSError as exc:  # the audit line could not be written: nothing was sent
-            return _error(500, f"audit log not writable ({type(exc).__name__}); nothing was sent upstream",
-                          "privacy_gateway_error", "audit_failure", request_id)
+            return refuse(api, 500, f"audit log not writable ({type(exc).__name__}); nothing was sent upstream",
+                          "privacy_gateway_error", "audit_failure", request_id, route_label)
+        finally:
+            metrics.upstream_seconds.labels(api).observe(time.perf_counter() - t1)
         headers = {"x-request-id": request_id, "x-privacy-ms": f"{privacy_ms:.1f}",
-                   "x-privacy-dropped-fields": str(prepared.dropped)}
+                   "x-privacy-dropped-fields": str(dropped)}
         event_stream = resp.headers.get("content-type", "").startswith("text/event-stream")
+        client_model = str(prepared.body.get("model", ""))
         if resp.status_code >= 400 or not stream or not event_stream:  # an upstream may ignore stream: true
             content = upstream.scrub(await resp.aread())
             await resp.aclose()
             if resp.status_code >= 400:
-                return Response(content, status_code=resp.status_code, headers=headers,
-                                media_type=resp.headers.get("content-type", "application/json"))
+                metrics.requests.labels(api, route_label, str(resp.status_code)).inc()
+                if (api == MESSAGES) == (upstream_api == ANTHROPIC) and api != RESPONSES:
+                    return Response(content, status_code=resp.status_code, headers=headers,
+                                    media_type=resp.headers.get("content-type", "application/json"))
+                # the error in the client API's shape (the upstream's message kept, its shape not)
+                message = error_message(parse_upstream_json(content))
+                return JSONResponse(api_error(api, resp.status_code, message,
+                                              "upstream_error" if resp.status_code >= 500 else "invalid_request_error",
+                                              "upstream_error"), status_code=resp.status_code, headers=headers)
             parsed = parse_upstream_json(content)
             try:
                 if parsed is None:
                     raise MalformedUpstream("the body is not valid JSON")
+                if upstream_api == ANTHROPIC:
+                    parsed = anthropic_to_completion(parsed)
                 restored, withheld = await anyio.to_thread.run_sync(restore_completion, parsed, prepared)
                 restored["privacy_withheld"] = withheld
-                payload = json.dumps(restored, ensure_ascii=False, allow_nan=False).encode("utf-8")
+                if api == RESPONSES:
+                    answer = completion_to_responses(restored, withheld, client_model)
+                elif api == MESSAGES:
+                    answer = completion_to_messages(restored, withheld)
+                else:
+                    answer = restored
+                payload = json.dumps(answer, ensure_ascii=False, allow_nan=False).encode("utf-8")
             except (MalformedUpstream, ValueError, TypeError, AttributeError, RecursionError) as exc:
                 what = str(exc) if isinstance(exc, MalformedUpstream) else type(exc).__name__
-                return _error(502, f"the upstream answered 200 with a body that is not a chat completion: {what}",
-                              "upstream_error", "malformed_upstream_response", request_id)
+                return refuse(api, 502, f"the upstream answered 200 with a body that is not a "
+                                        f"{'Messages answer' if upstream_api == ANTHROPIC else 'chat completion'}: "
+                                        f"{what}", "upstream_error", "malformed_upstream_response", request_id,
+                              route_label, refusal=False)
+            if withheld:
+                metrics.withheld.labels(api).inc(withheld)
+            metrics.requests.labels(api, route_label, str(resp.status_code)).inc()
             headers["x-privacy-withheld"] = str(withheld)  # surrogates left where a client may follow them
             if stream:  # the client asked for a stream: give it one, in a single chunk
-                return StreamingResponse(as_stream(restored, withheld), status_code=resp.status_code,
+                frames = as_stream(restored, withheld)
+                return StreamingResponse(client_stream(api, frames, client_model), status_code=resp.status_code,
                                          headers=headers, media_type="text/event-stream")
             return Response(payload, status_code=resp.status_code, headers=headers, media_type="application/json")
-        return StreamingResponse(restore_stream(resp, prepared), status_code=resp.status_code,
+        metrics.requests.labels(api, route_label, str(resp.status_code)).inc()
+        lines = anthropic_lines(resp.aiter_lines()) if upstream_api == ANTHROPIC else None
+        frames = counted(api, restore_stream(resp, prepared, lines))
+        return StreamingResponse(client_stream(api, frames, client_model), status_code=resp.status_code,
                                  headers=headers, media_type="text/event-stream")
+
+    async def counted(api: str, frames: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+        """The restored chat stream, counting the withheld surrogates it reports."""
+        async for frame in frames:
+            if frame.startswith(b"data: {") and b'"privacy_withheld"' in frame:
+                n = json.loads(frame[6:]).get("privacy_withheld")
+                if isinstance(n, int) and n > 0:
+                    metrics.withheld.labels(api).inc(n)
+            yield frame
+
+    def client_stream(api: str, frames: AsyncIterator[bytes], model: str) -> AsyncIterator[bytes]:
+        if api == RESPONSES:
+            return responses_events(frames, model)
+        if api == MESSAGES:
+            return messages_events(frames, model)
+        return frames
+
+    @app.post("/v1/chat/completions")
+    async def chat(request: Request) -> Response:
+        return await serve(request, CHAT)
+
+    @app.post("/v1/responses")
+    async def responses(request: Request) -> Response:
+        return await serve(request, RESPONSES)
+
+    @app.post("/v1/messages")
+    async def messages(request: Request) -> Response:
+        return await serve(request, MESSAGES)
+
+    @app.get("/metrics")
+    async def metrics_route(request: Request) -> Response:
+        if not authorized(request):
+            return _error(401, "invalid or missing client key", "invalid_request_error", "invalid_api_key")
+        return Response(metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
 
     return app

@@ -44,6 +44,8 @@ class UpstreamRoute(BaseModel):
     base_url: str
     model: Optional[str] = Field(None, description="the model name sent upstream (default: model_name)")
     api_key_env: str = UPSTREAM_KEY_ENV
+    api: Literal["openai", "anthropic"] = Field("openai", description="the API the upstream speaks: openai "
+                                                "(Chat Completions) or anthropic (Messages)")
 
     @field_validator("base_url")
     @classmethod
@@ -58,6 +60,8 @@ class ProxySettings(BaseModel):
 
     upstream: Optional[str] = Field(None, description="the default upstream's OpenAI base URL, e.g. "
                                                       "http://127.0.0.1:8080/v1 (for models not in upstreams)")
+    upstream_api: Literal["openai", "anthropic"] = Field("openai", description="the API the default upstream "
+                                                         "speaks: openai (Chat Completions) or anthropic (Messages)")
     upstreams: List[UpstreamRoute] = Field(default_factory=list, description="upstreams by client model name")
     host: str = "127.0.0.1"
     port: int = Field(8088, ge=0, le=65535)

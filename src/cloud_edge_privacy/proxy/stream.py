@@ -11,7 +11,7 @@ the upstream ends without ``[DONE]``, ends the stream with an OpenAI-style error
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, AsyncIterator, Dict, List, Tuple
+from typing import TYPE_CHECKING, Any, AsyncIterator, Dict, List, Optional, Tuple
 
 import anyio.to_thread
 import httpx
@@ -179,16 +179,18 @@ async def as_stream(data: Dict[str, Any], withheld: int = 0) -> AsyncIterator[by
     yield b"data: [DONE]\n\n"
 
 
-async def restore_stream(resp: httpx.Response, prepared: "Prepared") -> AsyncIterator[bytes]:
+async def restore_stream(resp: httpx.Response, prepared: "Prepared",
+                         lines: Optional[AsyncIterator[str]] = None) -> AsyncIterator[bytes]:
     """Relay the upstream's server-sent events with every chunk restored; nothing is emitted twice.
 
     An upstream stream that ends without ``[DONE]`` (or breaks, or sends a chunk that is not a chat-completion
     chunk) ends with an OpenAI-style error event after whatever was held back, so a client never takes a
-    truncated answer for a complete one."""
+    truncated answer for a complete one.  ``lines``: the upstream's lines already read as chat-completion
+    chunks (an Anthropic upstream's events through :func:`~.events.anthropic_lines`); default the response's."""
     restorer = ChunkRestorer(prepared)
     code = "stream_truncated"
     try:
-        async for line in resp.aiter_lines():
+        async for line in (lines if lines is not None else resp.aiter_lines()):
             if not line.strip():
                 continue
             if not line.startswith("data:"):

@@ -1,0 +1,64 @@
+"""The proxy's Prometheus metrics (``/metrics``): one registry per app, labels from fixed vocabularies only.
+
+Labels are the API (``chat``, ``responses``, ``messages``, ``embeddings``), the route (the client's model name
+when it is a configured upstream entry, else ``default``: a client's free-text model name never becomes a
+label), the HTTP status, the refusal rule (the error code) and detected categories (the detector's fixed
+category names).  No label or value is ever a raw value or a hash of one.
+
+With several worker processes (``--processes N``) each process keeps its own counters unless
+``PROMETHEUS_MULTIPROCESS_DIR`` is set (prometheus-client's multiprocess mode): then ``/metrics`` in any
+process sums the files every process writes there.
+"""
+from __future__ import annotations
+
+import os
+from typing import Dict, Iterable
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST  # noqa: F401  (re-exported for the app)
+
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
+
+
+class ProxyMetrics:
+    """Counters and histograms of one proxy app."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.requests = Counter("cep_proxy_requests", "requests answered, by client API, route and HTTP status",
+                                ["api", "route", "status"], registry=r)
+        self.refusals = Counter("cep_proxy_refusals", "requests refused by the privacy gateway (nothing sent), "
+                                "by rule (error code)", ["api", "rule"], registry=r)
+        self.detected = Counter("cep_proxy_protected_spans", "spans protected before sending, by category",
+                                ["api", "category"], registry=r)
+        self.repairs = Counter("cep_proxy_repairs", "repairs made to a request before sending (fields dropped by "
+                               "the allow-list), by rule", ["api", "rule"], registry=r)
+        self.withheld = Counter("cep_proxy_restorations_withheld", "surrogates not restored on purpose (links, "
+                                "code, HTML, URL-like tokens, undeclared tool arguments)", ["api"], registry=r)
+        self.upstream_attempts = Counter("cep_proxy_upstream_requests", "requests sent upstream (after the "
+                                         "audit line), by client API and upstream API", ["api", "upstream_api"],
+                                         registry=r)
+        self.privacy_seconds = Histogram("cep_proxy_privacy_seconds", "time to allow-list, protect and guard a "
+                                         "request", ["api"], buckets=LATENCY_BUCKETS, registry=r)
+        self.upstream_seconds = Histogram("cep_proxy_upstream_seconds", "time until the upstream's answer "
+                                          "headers (all attempts)", ["api"], buckets=LATENCY_BUCKETS, registry=r)
+
+    def protected(self, api: str, detected: Dict[str, int]) -> None:
+        for category, n in detected.items():
+            self.detected.labels(api, str(category)).inc(n)
+
+    def exposition(self) -> bytes:
+        """The text format; with ``PROMETHEUS_MULTIPROCESS_DIR`` set, the sum over all worker processes."""
+        if os.environ.get("PROMETHEUS_MULTIPROCESS_DIR"):
+            from prometheus_client import multiprocess
+
+            reg = CollectorRegistry()
+            multiprocess.MultiProcessCollector(reg)
+            return generate_latest(reg)
+        return generate_latest(self.registry)
+
+
+def names(metrics: ProxyMetrics) -> Iterable[str]:
+    """The metric families (for docs and tests)."""
+    return [m.name for m in metrics.registry.collect()]
