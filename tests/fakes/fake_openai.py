@@ -20,9 +20,10 @@ from typing import Any, Dict, List, Optional
 
 class FakeOpenAI:
     def __init__(self, mode: str = "ok", answer: str = "summary", chunk: int = 3, port: int = 0,
-                 log_path: Optional[str] = None, responder: Any = None) -> None:
+                 log_path: Optional[str] = None, responder: Any = None, stream_tools: bool = False) -> None:
         self.mode, self.answer, self.chunk, self.log_path = mode, answer, chunk, log_path
         self.responder = responder
+        self.stream_tools = stream_tools  # echo mode: streamed requests with tools get a streamed tool call
         self.requests: List[Dict[str, Any]] = []
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
@@ -113,6 +114,21 @@ class FakeOpenAI:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
+                if fake.stream_tools and body.get("tools") and fake.mode == "echo":
+                    args = json.dumps({"text": text})
+                    name = body["tools"][0]["function"]["name"]
+                    parts = [{"index": 0, "id": "call_1", "type": "function",
+                              "function": {"name": name, "arguments": args[:len(args) // 2]}},
+                             {"index": 0, "function": {"arguments": args[len(args) // 2:]}}]
+                    for p in parts:
+                        ev = {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": body.get("model"),
+                              "choices": [{"index": 0, "delta": {"tool_calls": [p]}, "finish_reason": None}]}
+                        self.wfile.write(f"data: {json.dumps(ev)}\n\n".encode())
+                    end = {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": body.get("model"),
+                           "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}
+                    self.wfile.write(f"data: {json.dumps(end)}\n\ndata: [DONE]\n\n".encode())
+                    self.wfile.flush()
+                    return
                 for i in range(0, len(text), fake.chunk):
                     ev = {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": body.get("model"),
                           "choices": [{"index": 0, "delta": {"content": text[i:i + fake.chunk]}, "finish_reason": None}]}
