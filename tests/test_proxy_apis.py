@@ -302,3 +302,36 @@ def test_metrics_count_mixed_traffic_and_hold_no_raw_values(proxy, fakes):
     for raw in PLANTED + ["John", "Smith", "example.com", "[PERSON_1]"]:
         assert raw.lower() not in text.lower()
     assert not re.search(r"(?<![\w.])(?=[0-9a-f]*[a-f])[0-9a-f]{16,}(?![\w+-])", text)  # no hashes either
+
+
+@pytest.fixture(scope="module")
+def pseudonym_proxy(fakes, tmp_path_factory):
+    """The default method (keyed pseudonyms), as embeddings need: the same person, the same surrogate."""
+    routes = [{"model_name": "gpt", "base_url": fakes["gpt"].base_url},
+              {"model_name": "claude", "base_url": fakes["claude"].base_url, "api": "anthropic"}]
+    with Proxy(None, tmp_path_factory.mktemp("audit-emb"), upstreams=routes, method="pseudonym") as p:
+        yield p
+
+
+def test_embeddings_with_the_sdk_protect_every_input_with_consistent_pseudonyms(pseudonym_proxy, fakes):
+    c = oai(pseudonym_proxy)
+    doc_a = "Mr John Smith (john.smith@example.com) appealed the decision of 3 May 2021."
+    doc_b = "Later, Mr John Smith wrote again: +44 20 7946 0958."
+    one = c.embeddings.create(model="gpt", input=doc_a)                       # a string
+    both = c.embeddings.create(model="gpt", input=[doc_b, doc_a])             # a list (the SDK asks for base64)
+    assert len(one.data) == 1 and len(both.data) == 2 and len(both.data[0].embedding) == 64
+    assert both.data[1].embedding == one.data[0].embedding  # the same document embeds the same way
+    sent = fakes["gpt"].bodies_text()
+    assert [p for p in PLANTED if p.lower() in sent.lower()] == []
+    inputs = [r["body"]["input"] for r in fakes["gpt"].requests]
+    assert isinstance(inputs[0], list) and inputs[1][1] == inputs[0][0]
+    # the surname's surrogate is the same in both documents (keyed, across requests)
+    words_a, words_b = set(inputs[0][0].split()), set(inputs[1][0].split())
+    assert words_a & words_b - {"the", "The"}
+    lines = [e for e in pseudonym_proxy.audit_lines() if e.get("event") == "http_attempt"]
+    assert len(lines) == 2
+    with pytest.raises(openai.BadRequestError):   # Anthropic has no embeddings: a clear 400, nothing sent
+        c.embeddings.create(model="claude", input="x")
+    with pytest.raises(openai.BadRequestError):   # token arrays cannot be checked
+        c.embeddings.create(model="gpt", input=[[1, 2, 3]])
+    assert not fakes["claude"].requests and len(fakes["gpt"].requests) == 2

@@ -45,6 +45,28 @@ class FakeOpenAI:
         with self.lock:
             return "\n".join(json.dumps(r["body"], ensure_ascii=False) for r in self.requests)
 
+    @staticmethod
+    def embeddings(body: Dict[str, Any], dims: int = 64) -> Dict[str, Any]:
+        """A bag-of-words embedding per input (hashed lower-case words; base64 float32 when asked, as the
+        ``openai`` client asks by default)."""
+        import base64
+        import hashlib
+        import re
+        import struct
+
+        inputs = body["input"] if isinstance(body.get("input"), list) else [body.get("input", "")]
+        data = []
+        for i, text in enumerate(inputs):
+            vec = [0.0] * dims
+            for w in re.findall(r"\w+", str(text).lower()):
+                vec[int(hashlib.sha256(w.encode()).hexdigest(), 16) % dims] += 1.0
+            emb: Any = vec
+            if body.get("encoding_format") == "base64":
+                emb = base64.b64encode(struct.pack(f"<{dims}f", *vec)).decode()
+            data.append({"object": "embedding", "index": i, "embedding": emb})
+        return {"object": "list", "data": data, "model": body.get("model", "fake"),
+                "usage": {"prompt_tokens": 1, "total_tokens": 1}}
+
     def _reply_text(self, body: Dict[str, Any]) -> str:
         if self.mode == "echo":
             users = [m for m in body.get("messages", []) if m.get("role") == "user"]
@@ -83,6 +105,8 @@ class FakeOpenAI:
                         with open(fake.log_path, "a", encoding="utf-8") as fh:
                             fh.write(json.dumps(body, ensure_ascii=False) + "\n")
                 mode = fake.mode
+                if self.path.endswith("/embeddings") and fake.responder is None and ":" not in mode:
+                    return self._send(200, json.dumps(fake.embeddings(body)).encode())
                 if fake.responder is not None:
                     code, ctype, data = fake.responder(body)
                     return self._send(code, data, ctype)

@@ -430,3 +430,49 @@ def completion_to_messages(data: Dict[str, Any], withheld: int) -> Dict[str, Any
             "stop_reason": FINISH_TO_STOP.get(str(choice.get("finish_reason")), "end_turn"), "stop_sequence": None,
             "usage": {"input_tokens": usage.get("prompt_tokens", 0), "output_tokens": usage.get("completion_tokens", 0)},
             "privacy_withheld": withheld}
+
+
+# -- embeddings ------------------------------------------------------------------------------------------------
+def embeddings_to_chat(body: Any) -> Tuple[Dict[str, Any], int, Dict[str, Any]]:
+    """An embeddings request as a chat request (one user message per input string, so all inputs are
+    protected together with the same keyed pseudonyms), the keys left out, and the numeric options kept."""
+    if not isinstance(body, dict):
+        raise InvalidRequest("the request body must be a JSON object")
+    inp = body.get("input")
+    inputs = [inp] if isinstance(inp, str) else inp
+    if not isinstance(inputs, list) or not inputs or not all(isinstance(s, str) for s in inputs):
+        raise InvalidRequest("input must be a string or a non-empty list of strings (token arrays cannot be "
+                             "checked by the privacy gateway)")
+    dropped = sum(1 for k in body if k not in ("model", "input", "encoding_format", "dimensions"))
+    extra: Dict[str, Any] = {}
+    if body.get("encoding_format") is not None:
+        if body["encoding_format"] not in ("float", "base64"):
+            raise InvalidRequest("encoding_format must be float or base64")
+        extra["encoding_format"] = body["encoding_format"]
+    if body.get("dimensions") is not None:
+        d = body["dimensions"]
+        if isinstance(d, bool) or not isinstance(d, int) or not 1 <= d <= 65536:
+            raise InvalidRequest("dimensions must be an integer between 1 and 65536")
+        extra["dimensions"] = d
+    chat: Dict[str, Any] = {"messages": [{"role": "user", "content": s} for s in inputs]}
+    if body.get("model") is not None:
+        chat["model"] = body["model"]
+    return chat, dropped, extra
+
+
+def chat_to_embeddings(chat: Dict[str, Any], extra: Dict[str, Any]) -> Dict[str, Any]:
+    """The protected inputs as an OpenAI embeddings request."""
+    return dict({"model": chat.get("model", ""), "input": [m["content"] for m in chat["messages"]]}, **extra)
+
+
+def check_embeddings(data: Any, n_inputs: int) -> None:
+    """Raise :class:`MalformedUpstream` unless ``data`` is an embeddings list with one entry per input."""
+    from .engine import MalformedUpstream
+
+    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+        raise MalformedUpstream("'data' is not a list")
+    if len(data["data"]) != n_inputs:
+        raise MalformedUpstream(f"'data' has {len(data['data'])} embeddings for {n_inputs} inputs")
+    for i, e in enumerate(data["data"]):
+        if not isinstance(e, dict) or not isinstance(e.get("embedding"), (list, str)):
+            raise MalformedUpstream(f"data[{i}].embedding is not a list or a base64 string")

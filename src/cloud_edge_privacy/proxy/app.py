@@ -1,5 +1,5 @@
 """The FastAPI app: ``/v1/chat/completions``, ``/v1/responses``, ``/v1/messages`` (Anthropic), each plain and
-streamed, ``/v1/models``, ``/healthz`` and ``/metrics``.  Every API goes through the one privacy path below
+streamed, ``/v1/embeddings``, ``/v1/models``, ``/healthz`` and ``/metrics``.  Every API goes through the one privacy path below
 (:mod:`.apis` translates requests into it and answers out of it).
 
 Per request: size limit and client key -> the allow-listed outgoing body, every text slot of it protected and
@@ -33,8 +33,9 @@ from ..core.pipeline import EgressBlocked, safe_reason
 from ..randomness import Randomness
 from .engine import MalformedUpstream, Prepared, PrivacyBudgetExceeded, PrivacyEngine, RequestTooLarge, \
     restore_completion
-from .apis import ANTHROPIC, ANTHROPIC_VERSION, CHAT, MESSAGES, OPENAI, RESPONSES, anthropic_to_completion, \
-    api_error, chat_to_anthropic, completion_to_messages, completion_to_responses, error_message, \
+from .apis import ANTHROPIC, ANTHROPIC_VERSION, CHAT, EMBEDDINGS, MESSAGES, OPENAI, RESPONSES, anthropic_to_completion, \
+    api_error, chat_to_anthropic, chat_to_embeddings, check_embeddings, completion_to_messages, \
+    embeddings_to_chat, completion_to_responses, error_message, \
     messages_to_chat, responses_to_chat
 from .events import anthropic_lines, messages_events, responses_events
 from .metrics import CONTENT_TYPE_LATEST, ProxyMetrics
@@ -143,7 +144,7 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
         """Unknown routes and wrong methods answer as the OpenAI API does: a JSON error object."""
         if exc.status_code == 404:
             message = f"unknown route {request.method} {request.url.path} (this proxy serves /v1/chat/completions, " \
-                      f"/v1/responses, /v1/messages, /v1/models, /metrics and /healthz)"
+                      f"/v1/responses, /v1/messages, /v1/embeddings, /v1/models, /metrics and /healthz)"
         else:
             message = str(exc.detail)
         return JSONResponse(error_body(message, "invalid_request_error", "unknown_url" if exc.status_code == 404
@@ -224,9 +225,11 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
             return refuse(api, 413, f"request body larger than {settings.max_body_bytes} bytes",
                           "invalid_request_error", "request_too_large", request_id, route_label)
         body = parse_body(raw)
-        pre_dropped = 0
+        pre_dropped, extra = 0, {}
         try:
-            if api == RESPONSES:
+            if api == EMBEDDINGS:
+                body, pre_dropped, extra = embeddings_to_chat(body)
+            elif api == RESPONSES:
                 body, pre_dropped = responses_to_chat(body)
             elif api == MESSAGES:
                 body, pre_dropped = messages_to_chat(body)
@@ -250,7 +253,12 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
                 engine.large_executor if large else engine.executor,
                 engine.prepare_large if large else engine.prepare, body,
                 request.headers.get(CONVERSATION_HEADER), model)
-            wire = prepared.body if upstream_api == OPENAI else chat_to_anthropic(prepared.body)
+            if api == EMBEDDINGS:
+                if upstream_api != OPENAI:
+                    raise InvalidRequest("this upstream speaks Anthropic Messages, which has no embeddings")
+                wire = chat_to_embeddings(prepared.body, extra)
+            else:
+                wire = prepared.body if upstream_api == OPENAI else chat_to_anthropic(prepared.body)
         except RequestTooLarge as exc:
             return refuse(api, 413, str(exc), "invalid_request_error", "request_too_large", request_id, route_label)
         except InvalidRequest as exc:
@@ -283,8 +291,9 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
         t1 = time.perf_counter()
         try:
             metrics.upstream_attempts.labels(api, upstream_api).inc()
-            resp = await upstream.send("POST", "/chat/completions" if upstream_api == OPENAI else "/messages",
-                                       wire, stream, meta)
+            path = "/embeddings" if api == EMBEDDINGS else "/chat/completions" if upstream_api == OPENAI \
+                else "/messages"
+            resp = await upstream.send("POST", path, wire, stream, meta)
         except UpstreamUnavailable as exc:
             return refuse(api, 504 if exc.timeout else 502, str(exc), "upstream_error", None, request_id,
                           route_label, retry=True, refusal=False)
@@ -314,6 +323,11 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
             try:
                 if parsed is None:
                     raise MalformedUpstream("the body is not valid JSON")
+                if api == EMBEDDINGS:  # vectors carry no text to restore: relayed as the upstream sent them
+                    check_embeddings(parsed, len(wire["input"]))
+                    metrics.requests.labels(api, route_label, str(resp.status_code)).inc()
+                    return Response(content, status_code=resp.status_code, headers=headers,
+                                    media_type="application/json")
                 if upstream_api == ANTHROPIC:
                     parsed = anthropic_to_completion(parsed)
                 restored, withheld = await anyio.to_thread.run_sync(restore_completion, parsed, prepared)
@@ -369,6 +383,10 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
     @app.post("/v1/responses")
     async def responses(request: Request) -> Response:
         return await serve(request, RESPONSES)
+
+    @app.post("/v1/embeddings")
+    async def embeddings(request: Request) -> Response:
+        return await serve(request, EMBEDDINGS)
 
     @app.post("/v1/messages")
     async def messages(request: Request) -> Response:

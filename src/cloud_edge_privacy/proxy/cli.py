@@ -2,12 +2,26 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 from typing import Any, Dict, Optional
 
 from .settings import CLIENT_KEY_ENV, UPSTREAM_KEY_ENV
 
 LOCAL = "local"
+SETTINGS_ENV = "CEP_PROXY_SETTINGS_JSON"          # the validated settings handed to worker processes
+MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROCESS_DIR"  # prometheus-client's multiprocess mode
+
+
+def worker_app() -> Any:
+    """The app of one worker process (``--processes N``): settings from ``$CEP_PROXY_SETTINGS_JSON``, secrets
+    and the secret key from the environment, as in the parent."""
+    from .app import create_app
+    from .settings import ProxySettings, load_secrets
+
+    settings = ProxySettings.model_validate_json(os.environ[SETTINGS_ENV])
+    return create_app(settings, load_secrets(settings))
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -35,6 +49,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default=None, help="model name sent upstream (default: the client's)")
     p.add_argument("--workers", type=int, default=None, help="privacy worker threads, each loads a detector "
                                                               "(default 1)")
+    p.add_argument("--processes", type=int, default=None,
+                   help="server worker processes, each with its own detectors and privacy threads (default 1); "
+                        "/metrics then sums all of them (prometheus multiprocess mode)")
     p.add_argument("--large-request-chars", type=int, default=None,
                    help="protect requests with more characters of text in a separate worker process (default 8000; "
                         "0: no large lane)")
@@ -67,7 +84,7 @@ def add_parser(subparsers: Any) -> None:
 # command-line option -> settings key
 _OPTIONS = {"upstream": "upstream", "host": "host", "port": "port", "method": "method", "detector": "detector",
             "guard_detector": "guard_detector", "pseudonym_scope": "pseudonym_scope", "model": "model",
-            "workers": "workers", "large_request_chars": "large_request_chars",
+            "workers": "workers", "processes": "processes", "large_request_chars": "large_request_chars",
             "max_privacy_chars": "max_privacy_chars", "privacy_time_budget": "privacy_time_budget_s",
             "audit_dir": "audit_dir", "audit_max_bytes": "audit_max_bytes",
             "max_body_bytes": "max_body_bytes", "timeout": "timeout_s", "max_retries": "max_retries",
@@ -111,11 +128,23 @@ def run(args: argparse.Namespace) -> int:
             print(f"local llama.cpp upstream at {server.base_url} (model {local_model})", flush=True)
         settings = load_settings(values, where)
         secrets = load_secrets(settings)
-        print(f"loading detector {settings.detector!r} and method {settings.method!r} ...", flush=True)
-        app = create_app(settings, secrets)
         targets = [settings.upstream or ""] + [f"{r.model_name}: {r.base_url}" for r in settings.upstreams]
         print(f"privacy proxy on http://{settings.host}:{settings.port}/v1 -> {', '.join(t for t in targets if t)} "
               f"(audit: {settings.audit_dir / 'proxy_audit.jsonl'})", flush=True)
+        if settings.processes > 1:
+            # each worker process builds its own app from the validated settings (secrets from the environment)
+            os.environ[SETTINGS_ENV] = settings.model_dump_json()
+            if not os.environ.get(MULTIPROCESS_ENV):
+                metrics_dir = tempfile.mkdtemp(prefix="cep-proxy-metrics-")
+                os.environ[MULTIPROCESS_ENV] = metrics_dir
+            print(f"{settings.processes} worker processes; /metrics sums them ({os.environ[MULTIPROCESS_ENV]})",
+                  flush=True)
+            uvicorn.run("cloud_edge_privacy.proxy.cli:worker_app", factory=True, workers=settings.processes,
+                        host=settings.host, port=settings.port, log_level=args.log_level,
+                        timeout_graceful_shutdown=5)
+            return 0
+        print(f"loading detector {settings.detector!r} and method {settings.method!r} ...", flush=True)
+        app = create_app(settings, secrets)
         uvicorn.run(app, host=settings.host, port=settings.port, log_level=args.log_level,
                     timeout_graceful_shutdown=5)
         return 0

@@ -76,6 +76,8 @@ class ProxySettings(BaseModel):
     model: Optional[str] = Field(None, description="model name sent upstream (default: the client's)")
     workers: int = Field(1, ge=1, le=16, description="privacy worker threads for small requests, each with its "
                                                      "own detector")
+    processes: int = Field(1, ge=1, le=64, description="server worker processes (uvicorn workers), each with its "
+                           "own privacy engine; /metrics sums them through prometheus-client's multiprocess mode")
     large_request_chars: int = Field(8_000, ge=0, description="requests with more characters of text than this "
                                      "are protected in a separate worker process (0: no large lane)")
     max_privacy_chars: int = Field(400_000, ge=1000, description="at most this many characters of text per "
