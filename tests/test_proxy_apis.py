@@ -294,7 +294,7 @@ def test_metrics_count_mixed_traffic_and_hold_no_raw_values(proxy, fakes):
     assert delta('cep_proxy_requests_total{api="messages",route="claude",status="200"}') == 1
     assert delta('cep_proxy_requests_total{api="chat",route="gpt",status="200"}') == 1
     assert delta('cep_proxy_requests_total{api="messages",route="default",status="400"}') == 1
-    assert delta('cep_proxy_refusals_total{api="messages",rule="untranslatable_request"}') == 1
+    assert delta('cep_proxy_refusals_total{api="messages",category="none",rule="untranslatable_request"}') == 1
     assert delta('cep_proxy_upstream_requests_total{api="responses",upstream_api="anthropic"}') == 1
     assert delta('cep_proxy_privacy_seconds_count{api="responses"}') == 2
     assert delta('cep_proxy_upstream_seconds_count{api="chat"}') == 1
@@ -335,3 +335,46 @@ def test_embeddings_with_the_sdk_protect_every_input_with_consistent_pseudonyms(
     with pytest.raises(openai.BadRequestError):   # token arrays cannot be checked
         c.embeddings.create(model="gpt", input=[[1, 2, 3]])
     assert not fakes["claude"].requests and len(fakes["gpt"].requests) == 2
+
+
+def test_worker_processes_from_the_cli_share_one_metrics_view(fakes, tmp_path):
+    """``--processes 2``: two uvicorn worker processes, each with its own engine; /metrics (prometheus
+    multiprocess mode) counts the requests of both."""
+    import os
+    import subprocess
+    import time
+
+    from cloud_edge_privacy.models.local_server import free_port
+
+    port = free_port()
+    env = dict(os.environ, CEP_SECRET_KEY="ab" * 32, PYTHONPATH=str(REPO / "src"))
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    proc = subprocess.Popen([sys.executable, "-m", "cloud_edge_privacy.proxy", "--upstream", fakes["gpt"].base_url,
+                             "--processes", "2", "--port", str(port), "--method", "placeholder",
+                             "--audit-dir", str(tmp_path)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.time() + 420
+        while True:
+            assert proc.poll() is None, proc.stdout.read()
+            try:
+                if httpx.get(base + "/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.time() < deadline, "the proxy with 2 processes did not start"
+            time.sleep(0.5)
+        c = openai.OpenAI(base_url=base + "/v1", api_key="k", max_retries=0)
+        for _ in range(6):
+            assert c.responses.create(model="m", input="Write to john.smith@example.com").output_text \
+                == "Write to john.smith@example.com"
+        assert "john.smith@example.com" not in fakes["gpt"].bodies_text()
+        text = httpx.get(base + "/metrics").text
+        total = sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                    if line.startswith('cep_proxy_requests_total{api="responses"'))
+        assert total == 6
+        assert "john" not in text.lower()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -37,7 +37,7 @@ def test_unit_runs_the_proxy_cli_with_a_config_and_secrets_from_the_environment(
     for secret in ("CEP_SECRET_KEY", "CEP_UPSTREAM_API_KEY", "CEP_PROXY_CLIENT_KEY"):
         assert secret not in body  # only named in the comment that says where they go
     assert not re.search(r"[0-9a-f]{32,}", body)
-    assert svc["Environment"].startswith("PROMETHEUS_MULTIPROCESS_DIR=")
+    assert svc["Environment"].startswith("PROMETHEUS_MULTIPROC_DIR=")
     assert cp["Install"]["WantedBy"] == "multi-user.target"
 
 

@@ -209,7 +209,7 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
         headers["x-request-id"] = request_id
         metrics.requests.labels(api, route_label, str(status)).inc()
         if refusal:
-            metrics.refusals.labels(api, code or err_type).inc()
+            metrics.refused(api, code or err_type, message)
         return JSONResponse(api_error(api, status, message, err_type, code), status_code=status, headers=headers)
 
     async def serve(request: Request, api: str) -> Response:

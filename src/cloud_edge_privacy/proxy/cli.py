@@ -11,7 +11,7 @@ from .settings import CLIENT_KEY_ENV, UPSTREAM_KEY_ENV
 
 LOCAL = "local"
 SETTINGS_ENV = "CEP_PROXY_SETTINGS_JSON"          # the validated settings handed to worker processes
-MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROCESS_DIR"  # prometheus-client's multiprocess mode
+MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"  # prometheus-client's multiprocess mode
 
 
 def worker_app() -> Any:

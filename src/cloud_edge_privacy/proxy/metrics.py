@@ -6,17 +6,19 @@ label), the HTTP status, the refusal rule (the error code) and detected categori
 category names).  No label or value is ever a raw value or a hash of one.
 
 With several worker processes (``--processes N``) each process keeps its own counters unless
-``PROMETHEUS_MULTIPROCESS_DIR`` is set (prometheus-client's multiprocess mode): then ``/metrics`` in any
+``PROMETHEUS_MULTIPROC_DIR`` is set (prometheus-client's multiprocess mode): then ``/metrics`` in any
 process sums the files every process writes there.
 """
 from __future__ import annotations
 
 import os
+import re
 from typing import Dict, Iterable
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client import CONTENT_TYPE_LATEST  # noqa: F401  (re-exported for the app)
 
+GUARD_FINDING = re.compile(r"([a-z_]+) \(([A-Z][A-Z_]*), field")  # "<check> (<CATEGORY>, field N, ...)"
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 
 
@@ -29,7 +31,9 @@ class ProxyMetrics:
         self.requests = Counter("cep_proxy_requests", "requests answered, by client API, route and HTTP status",
                                 ["api", "route", "status"], registry=r)
         self.refusals = Counter("cep_proxy_refusals", "requests refused by the privacy gateway (nothing sent), "
-                                "by rule (error code)", ["api", "rule"], registry=r)
+                                "by rule (the error code, or the egress guard's check) and category (the guard "
+                                "finding's category; none for other refusals)", ["api", "rule", "category"],
+                                registry=r)
         self.detected = Counter("cep_proxy_protected_spans", "spans protected before sending, by category",
                                 ["api", "category"], registry=r)
         self.repairs = Counter("cep_proxy_repairs", "repairs made to a request before sending (fields dropped by "
@@ -44,13 +48,20 @@ class ProxyMetrics:
         self.upstream_seconds = Histogram("cep_proxy_upstream_seconds", "time until the upstream's answer "
                                           "headers (all attempts)", ["api"], buckets=LATENCY_BUCKETS, registry=r)
 
+    def refused(self, api: str, code: str, reason: str = "") -> None:
+        """Count one refusal: by its code, or, for an egress-guard block, once per (check, category) the
+        guard's reason names (its first findings; the reason never holds a value)."""
+        pairs = sorted(set(GUARD_FINDING.findall(reason))) if code == "egress_blocked" else []
+        for check, category in pairs or [(code, "none")]:
+            self.refusals.labels(api, check, category).inc()
+
     def protected(self, api: str, detected: Dict[str, int]) -> None:
         for category, n in detected.items():
             self.detected.labels(api, str(category)).inc(n)
 
     def exposition(self) -> bytes:
-        """The text format; with ``PROMETHEUS_MULTIPROCESS_DIR`` set, the sum over all worker processes."""
-        if os.environ.get("PROMETHEUS_MULTIPROCESS_DIR"):
+        """The text format; with ``PROMETHEUS_MULTIPROC_DIR`` set, the sum over all worker processes."""
+        if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
             from prometheus_client import multiprocess
 
             reg = CollectorRegistry()
