@@ -13,6 +13,13 @@ privacy thread), the state before issue 29.
 
     .venv/bin/python scripts/bench_proxy.py --requests 20 --llm-requests 3 --max-seconds 900 --out bench_proxy.json
     .venv/bin/python scripts/bench_proxy.py --head-of-line --no-llm --no-instant --requests 20
+
+``--per-api``: the same measurement per client API (chat, responses, messages, embeddings) against instant
+fake upstreams (OpenAI for chat, responses and embeddings; Anthropic for messages), each against the same
+upstream called directly in its own API, and the throughput at ``--concurrency`` with 1 and ``--processes``
+server worker processes (the CLI with ``--processes N``), in the same run:
+
+    .venv/bin/python scripts/bench_proxy.py --per-api --no-llm --no-instant --requests 20 --processes 2
 """
 from __future__ import annotations
 
@@ -132,6 +139,113 @@ def measure(label: str, upstream: str, proxy: str, size: int, n: int, max_tokens
             "concurrency": concurrency}
 
 
+API_BODIES = {
+    "chat": ("gpt", "/chat/completions", lambda m, t: {"model": m, "max_tokens": 16,
+                                                       "messages": [{"role": "user", "content": t}]}),
+    "responses": ("gpt", "/responses", lambda m, t: {"model": m, "max_output_tokens": 16, "input": t}),
+    "messages": ("claude", "/messages", lambda m, t: {"model": m, "max_tokens": 16,
+                                                      "messages": [{"role": "user", "content": t}]}),
+    "embeddings": ("gpt", "/embeddings", lambda m, t: {"model": m, "input": [t]}),
+}
+DIRECT = {"chat": "/chat/completions", "responses": "/chat/completions", "messages": "/messages",
+          "embeddings": "/embeddings"}
+
+
+def call_api(client: httpx.Client, url: str, body: Dict[str, Any]) -> float:
+    t0 = time.perf_counter()
+    r = client.post(url, json=body)
+    if r.status_code != 200:
+        raise RuntimeError(f"{url} answered {r.status_code}: {r.text[:200]}")
+    return (time.perf_counter() - t0) * 1e3
+
+
+def throughput(base: str, api: str, size: int, m: int, concurrency: int) -> float:
+    model, path, make = API_BODIES[api]
+    with httpx.Client(timeout=600) as c:
+        call_api(c, base + path, make(model, prompt(size, 40_000)))  # warm
+        t0 = time.perf_counter()
+        with ThreadPoolExecutor(concurrency) as pool:
+            list(pool.map(lambda i: call_api(c, base + path, make(model, prompt(size, 30_000 + i))), range(m)))
+    return m / (time.perf_counter() - t0)
+
+
+def per_api(a: argparse.Namespace, audit_dir: str, deadline: float) -> List[Dict[str, Any]]:
+    """Added latency per API against its upstream called directly, and throughput with 1 and N processes."""
+    import subprocess
+    import tempfile
+
+    import yaml
+
+    from cloud_edge_privacy.models.local_server import free_port
+    from fakes.fake_anthropic import FakeAnthropic
+    from fakes.fake_openai import FakeOpenAI
+
+    rows: List[Dict[str, Any]] = []
+    size = int(a.sizes.split(",")[0])
+    with FakeOpenAI(mode="ok", answer="ok") as oai, FakeAnthropic(chunk=1000) as ant:
+        ups = {"gpt": oai.base_url, "claude": ant.base_url}
+        routes = [{"model_name": "gpt", "base_url": oai.base_url},
+                  {"model_name": "claude", "base_url": ant.base_url, "api": "anthropic"}]
+        px = ProxyThread(oai.base_url, a.method, a.detector, audit_dir, a.workers, upstreams=routes)
+        try:
+            with httpx.Client(timeout=600) as c:
+                for api, (model, path, make) in API_BODIES.items():
+                    direct_body = (API_BODIES["chat"][2] if api == "responses" else make)("m", "x")
+                    call_api(c, px.base_url + path, make(model, prompt(size, 10_000)))  # warm (not counted)
+                    direct, proxied = [], []
+                    for i in range(a.requests):
+                        if time.time() > deadline:
+                            break
+                        text = prompt(size, i)
+                        db = dict(direct_body, **({"input": [text]} if api == "embeddings" else
+                                                  {"messages": [{"role": "user", "content": text}]}))
+                        direct.append(call_api(c, ups[model] + DIRECT[api], db))
+                        proxied.append(call_api(c, px.base_url + path, make(model, text + " ")))
+                    if not direct:
+                        break
+                    rows.append({"api": api, "upstream_api": "anthropic" if model == "claude" else "openai",
+                                 "prompt_tokens_approx": size, "n": len(direct),
+                                 "direct_p50_ms": pct(direct, .5), "direct_p95_ms": pct(direct, .95),
+                                 "proxy_p50_ms": pct(proxied, .5), "proxy_p95_ms": pct(proxied, .95),
+                                 "added_p50_ms": pct(proxied, .5) - pct(direct, .5),
+                                 "added_p95_ms": pct(proxied, .95) - pct(direct, .95)})
+                    print(json.dumps(rows[-1]), flush=True)
+            m = max(2 * a.concurrency, a.requests)
+            for r in rows:
+                if time.time() < deadline:
+                    r["rps_1_process"] = throughput(px.base_url[:-3] + "/v1", r["api"], size, m, a.concurrency)
+        finally:
+            px.stop()
+        if a.processes > 1 and time.time() < deadline:
+            port = free_port()
+            cfg = {"upstream": oai.base_url, "upstreams": routes, "method": a.method, "detector": a.detector,
+                   "workers": a.workers, "processes": a.processes, "port": port, "audit_dir": audit_dir,
+                   "timeout_s": 600}
+            with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
+                yaml.safe_dump(cfg, fh)
+            env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+            env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+            proc = subprocess.Popen([sys.executable, "-m", "cloud_edge_privacy.proxy", "--config", fh.name],
+                                    env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                base = f"http://127.0.0.1:{port}"
+                while time.time() < deadline:
+                    try:
+                        if httpx.get(base + "/healthz", timeout=2).status_code == 200:
+                            break
+                    except httpx.HTTPError:
+                        time.sleep(1)
+                time.sleep(30)  # the other worker processes finish loading their detectors
+                for r in rows:
+                    if time.time() < deadline:
+                        r[f"rps_{a.processes}_processes"] = throughput(base + "/v1", r["api"], size, m,
+                                                                        a.concurrency)
+            finally:
+                proc.terminate()
+                proc.wait(timeout=60)
+    return rows
+
+
 def head_of_line(upstream: str, method: str, detector: str, audit_dir: str, workers: int, n: int,
                  lane: bool) -> Dict[str, Any]:
     """p50/p95 of small requests alone, then while a maximal request is in flight (started again whenever
@@ -193,6 +307,9 @@ def main() -> int:
     ap.add_argument("--out", default=None, help="write the rows as JSON here")
     ap.add_argument("--head-of-line", action="store_true", help="small requests with a maximal one in flight")
     ap.add_argument("--hol-baseline", action="store_true", help="also without the large lane (before issue 29)")
+    ap.add_argument("--per-api", action="store_true", help="added latency and throughput per client API")
+    ap.add_argument("--processes", type=int, default=2, help="server worker processes for --per-api's second "
+                                                             "throughput run")
     ap.add_argument("--hol-baseline-requests", type=int, default=3,
                     help="small requests with a maximal one in flight, without the lane (each waits for it)")
     a = ap.parse_args()
@@ -253,6 +370,18 @@ def main() -> int:
             print(f"| {'on' if r['lane'] else 'off'} | {r['alone_p50_ms']:.0f} / {r['alone_p95_ms']:.0f} | "
                   f"{r['during_p50_ms']:.0f} / {r['during_p95_ms']:.0f} | {r['ratio_p50']:.2f} | "
                   f"{r['big_request_chars']}: {outcomes} |")
+    apis: List[Dict[str, Any]] = per_api(a, audit_dir, deadline) if a.per_api else []
+    if apis:
+        print(f"\n| client API | upstream API | n | direct p50 / p95 ms | proxy p50 / p95 ms | added p50 / p95 ms "
+              f"| req/s, 1 process | req/s, {a.processes} processes (c={a.concurrency}) |")
+        print("|---|---|---|---|---|---|---|---|")
+        for r in apis:
+            many = r.get(f"rps_{a.processes}_processes")
+            one = r.get("rps_1_process")
+            print(f"| {r['api']} | {r['upstream_api']} | {r['n']} | {r['direct_p50_ms']:.0f} / {r['direct_p95_ms']:.0f} "
+                  f"| {r['proxy_p50_ms']:.0f} / {r['proxy_p95_ms']:.0f} | {r['added_p50_ms']:.0f} / "
+                  f"{r['added_p95_ms']:.0f} | {one if one is None else round(one, 1)} | "
+                  f"{many if many is None else round(many, 1)} |")
     load["loadavg_end"] = os.getloadavg()
     print("\n| upstream | prompt tokens | n | direct p50 / p95 ms | proxy p50 / p95 ms | added p50 / p95 ms "
           "| added p50 % of direct | proxy privacy time p50 / p95 ms (% of direct p50) | proxy req/s (seq / conc) |")
@@ -266,7 +395,7 @@ def main() -> int:
               f"{r['proxy_sequential_rps']:.1f} / {conc} |")
     print(f"\nload: {load}")
     if a.out:
-        Path(a.out).write_text(json.dumps({"rows": rows, "head_of_line": hol, "load": load, "method": a.method,
+        Path(a.out).write_text(json.dumps({"rows": rows, "head_of_line": hol, "per_api": apis, "load": load, "method": a.method,
                                            "detector": a.detector}, indent=1), encoding="utf-8")
     return 0
 
