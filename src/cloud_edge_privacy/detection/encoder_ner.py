@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+import unicodedata
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -171,10 +172,15 @@ class EncoderNerRecognizer:
         return out
 
 
+def _in_word(c: str) -> bool:
+    """A letter or digit that continues a word (a CJK character is a word by itself: never widened over)."""
+    return c.isalnum() and unicodedata.east_asian_width(c) not in ("W", "F")
+
+
 def _widen(text: str, cur: List[Any]) -> Span:
     s, e, cat, scores = cur
-    while s > 0 and text[s - 1].isalnum():
+    while s > 0 and _in_word(text[s - 1]):
         s -= 1
-    while e < len(text) and text[e].isalnum():
+    while e < len(text) and _in_word(text[e]):
         e += 1
     return Span(s, e, cat, round(sum(scores) / len(scores), 3), f"encoder:{cat}")
