@@ -84,8 +84,8 @@ def main() -> None:
     for p in [p for p in args.presets.split(",") if p]:
         s = preset_cv(p, docs)
         if s is None:
-            print(f"({p}: the learned model's fold models are not in {learned_fold_dir(0).parent}; its committed "
-                  f"model, trained on every prompt, is used: in-sample, optimistic)")
+            print(f"({p}: the learned model's fold models in {learned_fold_dir(0).parent} are missing or incomplete; "
+                  f"its committed model, trained on every prompt, is used: in-sample, optimistic)")
             s, p = build_detector(p).analyze_many([d["text"] for d in docs]), f"{p} [in-sample]"
         spans[p] = s
         spans[f"encoder ∪ {p}"] = [a + b for a, b in zip(spans["encoder"], s)]
