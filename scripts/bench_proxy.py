@@ -167,13 +167,14 @@ def call_api(client: httpx.Client, url: str, body: Dict[str, Any]) -> float:
     return (time.perf_counter() - t0) * 1e3
 
 
-def throughput(base: str, api: str, size: int, m: int, concurrency: int) -> float:
+def throughput(base: str, api: str, size: int, m: int, concurrency: int, offset: int) -> float:
+    """Requests per second at ``concurrency``; ``offset`` makes every prompt unique (no detector cache hit)."""
     model, path, make = API_BODIES[api]
     with httpx.Client(timeout=600) as c:
-        call_api(c, base + path, make(model, prompt(size, 40_000)))  # warm
+        call_api(c, base + path, make(model, prompt(size, offset + 999)))  # warm
         t0 = time.perf_counter()
         with ThreadPoolExecutor(concurrency) as pool:
-            list(pool.map(lambda i: call_api(c, base + path, make(model, prompt(size, 30_000 + i))), range(m)))
+            list(pool.map(lambda i: call_api(c, base + path, make(model, prompt(size, offset + i))), range(m)))
     return m / (time.perf_counter() - t0)
 
 
@@ -197,14 +198,15 @@ def per_api(a: argparse.Namespace, audit_dir: str, deadline: float) -> List[Dict
         px = ProxyThread(oai.base_url, a.method, a.detector, audit_dir, a.workers, upstreams=routes)
         try:
             with httpx.Client(timeout=600) as c:
-                for api, (model, path, make) in API_BODIES.items():
+                for k, (api, (model, path, make)) in enumerate(API_BODIES.items()):
+                    # unique prompts per API and run: the detector's per-text cache never answers
                     direct_body = (API_BODIES["chat"][2] if api == "responses" else make)("m", "x")
-                    call_api(c, px.base_url + path, make(model, prompt(size, 10_000)))  # warm (not counted)
+                    call_api(c, px.base_url + path, make(model, prompt(size, 100_000 + k)))  # warm (not counted)
                     direct, proxied = [], []
                     for i in range(a.requests):
                         if time.time() > deadline:
                             break
-                        text = prompt(size, i)
+                        text = prompt(size, 200_000 + 1000 * k + i)
                         db = dict(direct_body, **({"input": [text]} if api == "embeddings" else
                                                   {"messages": [{"role": "user", "content": text}]}))
                         direct.append(call_api(c, ups[model] + DIRECT[api], db))
@@ -219,9 +221,9 @@ def per_api(a: argparse.Namespace, audit_dir: str, deadline: float) -> List[Dict
                                  "added_p95_ms": pct(proxied, .95) - pct(direct, .95)})
                     print(json.dumps(rows[-1]), flush=True)
             m = max(2 * a.concurrency, a.requests)
-            for r in rows:
+            for k, r in enumerate(rows):
                 if time.time() < deadline:
-                    r["rps_1_process"] = throughput(px.base_url[:-3] + "/v1", r["api"], size, m, a.concurrency)
+                    r["rps_1_process"] = throughput(px.base_url, r["api"], size, m, a.concurrency, 300_000 + 1000 * k)
         finally:
             px.stop()
         if a.processes > 1 and time.time() < deadline:
@@ -244,13 +246,17 @@ def per_api(a: argparse.Namespace, audit_dir: str, deadline: float) -> List[Dict
                     except httpx.HTTPError:
                         time.sleep(1)
                 time.sleep(30)  # the other worker processes finish loading their detectors
-                for r in rows:
+                for k, r in enumerate(rows):
                     if time.time() < deadline:
                         r[f"rps_{a.processes}_processes"] = throughput(base + "/v1", r["api"], size, m,
-                                                                        a.concurrency)
+                                                                        a.concurrency, 400_000 + 1000 * k)
             finally:
                 proc.terminate()
-                proc.wait(timeout=60)
+                try:
+                    proc.wait(timeout=60)
+                except subprocess.TimeoutExpired:  # a worker still loading its models ignores SIGTERM
+                    proc.kill()
+                    proc.wait(timeout=30)
     return rows
 
 
