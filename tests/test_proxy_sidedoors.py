@@ -314,7 +314,7 @@ def test_5_pseudonym_scope_per_key_per_conversation_per_request(fake, tmp_path):
 
 
 def test_unknown_routes_get_openai_style_json_errors(proxy, fake):
-    r = httpx.get(f"{proxy.base_url}/embeddings")
+    r = httpx.get(f"{proxy.base_url}/audio/speech")
     assert r.status_code == 404 and r.json()["error"]["type"] == "invalid_request_error"
     r = httpx.post(f"{proxy.base_url.rsplit('/v1', 1)[0]}/nothing/here", json={})
     assert r.status_code == 404 and "unknown route" in r.json()["error"]["message"]
