@@ -102,6 +102,12 @@ def _norm(s: str) -> str:
     return re.sub(r"\s+", " ", s).strip().lower()
 
 
+def _whole(unit: str, sent: str) -> bool:
+    """The unit in the sent text as whole words (not "mi" inside "family", "chris" inside a surrogate
+    "Christopher"): a stricter reading than the reference measure's substring test, printed beside it."""
+    return re.search(r"(?<!\w)" + re.escape(unit) + r"(?!\w)", sent) is not None
+
+
 def gateway_e2e(name: str, docs: Sequence[Dict[str, Any]], cross_validate: bool,
                 method: str = "pseudonym") -> Dict[str, Any]:
     """End to end, as a library user calls it: ``Gateway(method, detector=name).protect(text)`` with the egress
@@ -157,7 +163,8 @@ def gateway_e2e(name: str, docs: Sequence[Dict[str, Any]], cross_validate: bool,
             kept_words = {w.lower() for w in _WORDS.findall(out.text)}
             for g in ("all", _group(d)):
                 stats[g].update(prompts=1, units=len(units), sent_units=len(units),
-                                leaked=sum(1 for u in units if u in sent), words=len(words),
+                                leaked=sum(1 for u in units if u in sent),
+                                leaked_whole=sum(1 for u in units if _whole(u, sent)), words=len(words),
                                 kept=sum(1 for w in words if w in kept_words), repaired=bool(out.repairs))
             repairs.update(out.repairs)
     lat = sorted(latency)
@@ -186,14 +193,14 @@ def _rate(c: Dict[str, int], num: str, den: str) -> str:
 
 def print_gateway(results: Dict[str, Dict[str, Any]], method: str) -> None:
     print(f"\nend to end: Gateway({method!r}, detector=...).protect(text), egress guard on (repairs, then refuses)\n")
-    print("| detector | prompts refused | PII units leaked in sent prompts | non-PII words kept | prompts repaired "
-          "| p50 ms | p95 ms |")
-    print("|---|---|---|---|---|---|---|")
+    print("| detector | prompts refused | PII units leaked in sent prompts | (as whole words) | non-PII words kept "
+          "| prompts repaired | p50 ms | p95 ms |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, r in results.items():
         a = r["stats"]["all"]
         print(f"| {name} | {_rate(a, 'refused', 'prompts')} ({a.get('refused', 0)}/{a['prompts']}) "
               f"| {_rate(a, 'leaked', 'sent_units')} ({a.get('leaked', 0)}/{a.get('sent_units', 0)}) "
-              f"| {_rate(a, 'kept', 'words')} | {a.get('repaired', 0)} | {r['p50_ms']} | {r['p95_ms']} |")
+              f"| {_rate(a, 'leaked_whole', 'sent_units')} | {_rate(a, 'kept', 'words')} | {a.get('repaired', 0)} | {r['p50_ms']} | {r['p95_ms']} |")
     for name, r in results.items():
         print(f"\n[{name}] repaired values per rule/category: "
               + (", ".join(f"{k} {v}" for k, v in sorted(r["repairs"].items())) or "none")
