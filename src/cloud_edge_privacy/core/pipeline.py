@@ -17,6 +17,7 @@ from ..audit import outgoing_texts
 from ..models.collaboration import sketch_messages
 from .context import RunContext, sample_key
 from .egress import check_egress, independent_detector, repair_spans
+from ..desensitization.base import operator_spec
 from ..errors import BenchmarkError, PrivacyGatewayError
 from .gateway import NO_PROTECTION, PrivacyGateway, ProtectedFields
 from ..models.llama_edge import build_messages, repetition_confidence
@@ -85,6 +86,9 @@ class EdgePipeline:
         self.gateway = PrivacyGateway(config.privacy_method, self.randomness, self.detector,
                                       build_accountant(config), config.operator_params())
         self.independent: Any = None  # the guard's rule 4 recognizers (None: egress.independent_detector())
+        # declared by the operator's spec (a DP release may equal the true value: the guard does not compare)
+        self.randomized_release = (config.privacy_method != NO_PROTECTION
+                                   and operator_spec(config.privacy_method).randomized_release)
         self._client = None
         self._refiner = None
 
@@ -176,7 +180,7 @@ class EdgePipeline:
         (counts only, no value).  Returns the protection and the guard's time in ms."""
         prot = self.gateway.protect_fields(fields, scope=scope, randomness=randomness, profile=profile,
                                            charge=False)
-        randomized = getattr(self.gateway.operator, "randomized_release", False)
+        randomized = self.randomized_release
         repairs: Dict[str, int] = {}
         guard_ms = 0.0
         for round_ in range(MAX_REPAIR_ROUNDS + 1):
@@ -201,6 +205,23 @@ class EdgePipeline:
         if repairs and audit_meta is not None:
             self.ctx.audit.write(dict(audit_meta, event="egress_repaired", repairs=dict(sorted(repairs.items()))))
         return prot, guard_ms
+
+    def guard(self, prot: ProtectedFields, messages: List[Dict[str, Any]]) -> float:
+        """Raise :class:`EgressBlocked` if anything identifying is in the outgoing ``messages`` (a check
+        without repair; :meth:`protect_guarded` repairs); returns the time taken."""
+        return self.guard_texts(prot, outgoing_texts(messages))
+
+    def guard_texts(self, prot: ProtectedFields, texts: Sequence[str]) -> float:
+        """Raise :class:`EgressBlocked` if anything identifying is in ``texts`` (every free text of the
+        outgoing request); returns the time taken."""
+        t0 = time.perf_counter()
+        findings = check_egress(prot, self.structured, list(texts),
+                                randomized_release=self.randomized_release,
+                                key=self.randomness.key)
+        if findings:
+            raise EgressBlocked(f"egress guard blocked the request: {len(findings)} finding(s): "
+                                + "; ".join(f.describe() for f in findings[:5]), prot)
+        return (time.perf_counter() - t0) * 1e3
 
     # -- the path -------------------------------------------------------------------------------------
     def cloud(self, data: Any) -> SampleResult:
