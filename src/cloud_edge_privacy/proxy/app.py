@@ -284,9 +284,8 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
         metrics.privacy_seconds.labels(api).observe(privacy_ms / 1e3)
         metrics.protected(api, prepared.detected)
         dropped = prepared.dropped + pre_dropped
-        if dropped:
-            metrics.repairs.labels(api, "field_dropped").inc(dropped)
-        meta.update(detected=prepared.detected, dropped_fields=dropped, privacy_ms=round(privacy_ms, 2),
+        metrics.repaired(api, prepared.repairs, dropped)
+        meta.update(detected=prepared.detected, dropped_fields=dropped, repairs=prepared.repairs, privacy_ms=round(privacy_ms, 2),
                     upstream_api=upstream_api)
         t1 = time.perf_counter()
         try:

@@ -69,6 +69,7 @@ class Prepared:
     restorer_: Optional[OnePassRestorer] = None                # set by prepare (from the operator's spec)
     lane: str = "thread"
     json_content: bool = False      # the request asked for JSON answers (response_format json_object/json_schema)
+    repairs: Dict[str, int] = field(default_factory=dict)  # "rule/category" -> values the egress guard repaired
 
     def restorer(self) -> OnePassRestorer:
         if self.restorer_ is not None:
@@ -343,7 +344,8 @@ class PrivacyEngine:
         rf = body.get("response_format") if isinstance(body, dict) else None
         json_content = isinstance(rf, dict) and rf.get("type") in ("json_object", "json_schema")
         return Prepared(prot, out, detected, timings, outgoing.dropped, declared_tools(body, out),
-                        restorer or OnePassRestorer(), json_content=json_content)
+                        restorer or OnePassRestorer(), json_content=json_content,
+                        repairs=dict(getattr(prot, "repairs", None) or {}))
 
     def prepare_large(self, body: Any, conversation_id: Optional[str] = None,
                       model: Optional[str] = None) -> Prepared:

@@ -36,8 +36,10 @@ class ProxyMetrics:
                                 registry=r)
         self.detected = Counter("cep_proxy_protected_spans", "spans protected before sending, by category",
                                 ["api", "category"], registry=r)
-        self.repairs = Counter("cep_proxy_repairs", "repairs made to a request before sending (fields dropped by "
-                               "the allow-list), by rule", ["api", "rule"], registry=r)
+        self.repairs = Counter("cep_proxy_repairs", "repairs made to a request before sending: values the egress "
+                               "guard found and had masked (by guard rule and category), keys the allow-list "
+                               "dropped (rule field_dropped, category none)", ["api", "rule", "category"],
+                               registry=r)
         self.withheld = Counter("cep_proxy_restorations_withheld", "surrogates not restored on purpose (links, "
                                 "code, HTML, URL-like tokens, undeclared tool arguments)", ["api"], registry=r)
         self.upstream_attempts = Counter("cep_proxy_upstream_requests", "requests sent upstream (after the "
@@ -54,6 +56,14 @@ class ProxyMetrics:
         pairs = sorted(set(GUARD_FINDING.findall(reason))) if code == "egress_blocked" else []
         for check, category in pairs or [(code, "none")]:
             self.refusals.labels(api, check, category).inc()
+
+    def repaired(self, api: str, repairs: Dict[str, int], dropped: int) -> None:
+        """Count the egress guard's repairs ("rule/category" -> values) and the fields the allow-list dropped."""
+        for key, n in repairs.items():
+            rule, _, category = str(key).partition("/")
+            self.repairs.labels(api, rule, category or "none").inc(n)
+        if dropped:
+            self.repairs.labels(api, "field_dropped", "none").inc(dropped)
 
     def protected(self, api: str, detected: Dict[str, int]) -> None:
         for category, n in detected.items():
