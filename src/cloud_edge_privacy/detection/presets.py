@@ -5,8 +5,8 @@ default        recall first: rule recognizers (validators, TAB regexes, addresse
                place and name lists, table columns), word-shape candidates, spaCy's NER, the learned NER and the
                TAB NER; each candidate (overlapping spans) kept by the learned decider's low threshold; the
                encoder NER's spans (and the candidates they overlap) always kept; co-reference propagation
-precision      the same candidates, kept only at the decider's 0.5 threshold (fewer false positives, lower recall),
-               the encoder NER's always
+precision      the same candidates without the encoder NER (recall-leaning), kept only at the decider's 0.5
+               threshold (fewer false positives, lower recall)
 fast           the rule recognizers alone, no model (high throughput)
 rules+tab_ner  the previous default (rule recognizers + the TAB NER, no learned model, no decider)
 learned        the learned NER alone (comparison)
@@ -95,13 +95,13 @@ def candidate_detector(learned_path: Optional[str] = None, learned: bool = True,
     return Detector(_user_prompt_recognizers() + [ShapeRecognizer()] + models, name="candidates")
 
 
-def _decided(preset: str, learned_path: Optional[str], encoder_path: Optional[str]) -> Detector:
+def _decided(preset: str, learned_path: Optional[str], encoder_path: Optional[str] = None) -> Detector:
     from pathlib import Path
 
     from .decider import SpanDecider
     from .learned import MODEL_DIR
 
-    det = candidate_detector(learned_path, encoder_path=encoder_path)
+    det = candidate_detector(learned_path, encoder=uses_encoder(preset), encoder_path=encoder_path)
     det.decider = SpanDecider(preset, path=str(Path(learned_path or MODEL_DIR) / "decider.json"))
     det.name = preset
     return det
@@ -111,8 +111,8 @@ def _default(learned_path: Optional[str] = None, encoder_path: Optional[str] = N
     return _decided("default", learned_path, encoder_path)
 
 
-def _precision(learned_path: Optional[str] = None, encoder_path: Optional[str] = None) -> Detector:
-    return _decided("precision", learned_path, encoder_path)
+def _precision(learned_path: Optional[str] = None) -> Detector:
+    return _decided("precision", learned_path)
 
 
 def _learned(learned_path: Optional[str] = None) -> Detector:
@@ -217,8 +217,8 @@ def uses_learned(name: str) -> bool:
 
 
 # Presets that read the encoder NER (cross-validated with the learned model: fold K's encoder with fold K's
-# learned NER and decider).
-ENCODER_PRESETS = frozenset(("default", "precision"))
+# learned NER and decider).  Not ``precision``: the encoder leans to recall and its spans are always kept.
+ENCODER_PRESETS = frozenset(("default",))
 
 
 def uses_encoder(name: str) -> bool:
