@@ -258,7 +258,8 @@ def check_egress(prot: ProtectedFields, structured: Optional[Any] = None,
         if span.category not in ("PERSON", "CODE"):
             continue
         original = prot.joined[span.start:span.end]
-        pieces = _needle_tokens(original, common) + _DIGITS.findall(original)
+        tokens = _needle_tokens if span.category == "PERSON" else _name_tokens  # a code's words all count
+        pieces = tokens(original, common) + _DIGITS.findall(original)
         for piece in pieces:
             if re.search(r"(?<!\w)" + re.escape(piece) + r"(?!\w)", new, re.IGNORECASE):
                 findings.append(Finding("identifier_kept_in_replacement", span.category, -1, _fp(piece)))
