@@ -27,7 +27,7 @@ from cloud_edge_privacy.errors import ModelFileError  # noqa: E402
 from cloud_edge_privacy.detection.encoder_ner import MODEL_DIR, EncoderNerRecognizer, fold_model_dir  # noqa: E402
 from cloud_edge_privacy.detection.learned import N_FOLDS, fold_of  # noqa: E402
 from cloud_edge_privacy.detection.learned import fold_model_dir as learned_fold_dir  # noqa: E402
-from cloud_edge_privacy.detection.presets import uses_learned  # noqa: E402
+from cloud_edge_privacy.detection.presets import uses_encoder, uses_learned  # noqa: E402
 from eval_user_prompts import score  # noqa: E402
 
 Spans = List[List[Any]]
@@ -43,6 +43,14 @@ def per_fold(docs: Sequence[Dict[str, Any]], run: Any) -> Spans:
     return out
 
 
+def _fold_args(name: str, k: int) -> Dict[str, str]:
+    """Fold K's learned model, and fold K's encoder for presets that read it (never the final one: in-sample)."""
+    out = {"learned_path": str(learned_fold_dir(k))}
+    if uses_encoder(name):
+        out["encoder_path"] = str(fold_model_dir(k))
+    return out
+
+
 def preset_cv(name: str, docs: Sequence[Dict[str, Any]]) -> Optional[Spans]:
     """A preset's spans, its learned model out of fold; None when the fold models are missing."""
     if not uses_learned(name):
@@ -50,7 +58,7 @@ def preset_cv(name: str, docs: Sequence[Dict[str, Any]]) -> Optional[Spans]:
     if not all((learned_fold_dir(k) / "meta.json").is_file() for k in range(N_FOLDS)):
         return None
     try:
-        return per_fold(docs, lambda k, t: build_detector(name, learned_path=str(learned_fold_dir(k))).analyze_many(t))
+        return per_fold(docs, lambda k, t: build_detector(name, **_fold_args(name, k)).analyze_many(t))
     except ModelFileError as exc:  # e.g. a fold without the decider's weights
         print(f"({name}: fold models incomplete: {exc})")
         return None

@@ -4,7 +4,8 @@
 Every PII unit is one DIRECT entity, so ER_di is the share of *fully masked* units (every word of every mention
 inside a detected span).  A preset that uses the learned recognizer is 5-fold cross-validated: prompts of fold
 K are read by the model trained without fold K (``scripts/train_learned_ner.py --fold K``; folds fixed in
-``detection/learned/folds.py``).  Presets without it (Presidio, spaCy, ...) read every prompt once.
+``detection/learned/folds.py``), and by the encoder NER trained without fold K where the preset reads it
+(``scripts/train_encoder_ner.py --fold K``).  Presets without them (Presidio, spaCy, ...) read every prompt once.
 Also per PUPA category.
 
 ``--set generated``: the generated user-prompt set (``--split test``; ``dev``/``tune`` were used for tuning and
@@ -34,7 +35,8 @@ sys.path.insert(0, str(REPO / "src"))
 from cloud_edge_privacy.datasets import require_data  # noqa: E402
 from cloud_edge_privacy.detection import build_detector  # noqa: E402
 from cloud_edge_privacy.detection.learned import N_FOLDS, fold_model_dir, fold_of  # noqa: E402
-from cloud_edge_privacy.detection.presets import uses_learned  # noqa: E402
+from cloud_edge_privacy.detection.encoder_ner import fold_model_dir as encoder_fold_dir  # noqa: E402
+from cloud_edge_privacy.detection.presets import uses_encoder, uses_learned  # noqa: E402
 from cloud_edge_privacy.eval_sets import load_split, write_splits  # noqa: E402
 from cloud_edge_privacy.metrics.tab_official import combine, mention_is_masked, score_document  # noqa: E402
 
@@ -81,6 +83,15 @@ def score(docs: Sequence[Dict[str, Any]], spans_by_doc: Sequence[Sequence[Any]],
     return res
 
 
+def fold_models(name: str, k: int) -> Dict[str, str]:
+    """``build_detector`` arguments for fold K's models: the learned NER and decider, and the encoder NER of
+    presets that read it (each trained without fold K)."""
+    out = {"learned_path": str(fold_model_dir(k))}
+    if uses_encoder(name):
+        out["encoder_path"] = str(encoder_fold_dir(k))
+    return out
+
+
 def detect(name: str, docs: Sequence[Dict[str, Any]], cross_validate: bool) -> List[List[Any]]:
     """Spans per document; out-of-fold when the preset uses the learned model and ``cross_validate``."""
     texts = [d["text"] for d in docs]
@@ -89,7 +100,7 @@ def detect(name: str, docs: Sequence[Dict[str, Any]], cross_validate: bool) -> L
     out: List[List[Any]] = [[] for _ in docs]
     for k in range(N_FOLDS):
         idx = [i for i, d in enumerate(docs) if fold_of(d["doc_id"]) == k]
-        det = build_detector(name, learned_path=str(fold_model_dir(k)))
+        det = build_detector(name, **fold_models(name, k))
         for i, spans in zip(idx, det.analyze_many([texts[i] for i in idx])):
             out[i] = spans
     return out
@@ -114,8 +125,8 @@ def gateway_e2e(name: str, docs: Sequence[Dict[str, Any]], cross_validate: bool,
     guard on (it repairs what it can, refuses the rest).  The measure of ``../shared/tools/gateway_e2e.py``:
     a prompt is refused when ``protect`` raises; a PII unit (unique, case- and space-normalised surface) leaks
     when it is in a sent text; non-PII words kept = words outside every unit that are still in the sent text.
-    With ``cross_validate``, prompts of fold K are read by fold K's models (the learned NER and decider of
-    learned presets, and the guard's own learned recognizer for every preset)."""
+    With ``cross_validate``, prompts of fold K are read by fold K's models (the learned NER, decider and encoder
+    NER of the presets that use them, and the guard's own learned recognizer for every preset)."""
     import os
 
     os.environ.setdefault("CEP_SECRET_KEY", "ab" * 32)  # as the reference tool: deployment randomness, fixed key
@@ -132,7 +143,7 @@ def gateway_e2e(name: str, docs: Sequence[Dict[str, Any]], cross_validate: bool,
         if k is not None:
             path = str(fold_model_dir(k))
             if uses_learned(name):
-                det = build_detector(name, learned_path=path)
+                det = build_detector(name, **fold_models(name, k))
                 gw._pipe.detector = gw._pipe.gateway._detector = det
             gw._pipe.independent = IndependentCheck(path)
         gw._pipe.warm_up()

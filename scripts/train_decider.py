@@ -96,7 +96,9 @@ def main() -> None:
     if cache is not None and cache.is_file():
         tab_rows = [(f, lab) for f, lab in json.loads(cache.read_text())]
     else:
-        tab_rows = rows_for(tab, candidate_detector(learned=False).candidates_many([d["text"] for d in tab]))
+        # without the encoder: the weights do not read it (the decider keeps its spans as an unknown recognizer's)
+        cands = candidate_detector(learned=False, encoder=False).candidates_many([d["text"] for d in tab])
+        tab_rows = rows_for(tab, cands)
         if cache is not None:
             cache.write_text(json.dumps(tab_rows))
     print(f"TAB train: {len(tab_rows)} candidates ({time.time() - t0:.0f}s)", flush=True)
@@ -105,7 +107,7 @@ def main() -> None:
     by_fold: Dict[int, List[Row]] = {}
     for k in range(N_FOLDS):
         docs = [d for d in real if fold_of(d["doc_id"]) == k]
-        det = candidate_detector(learned_path=str(fold_model_dir(k)))
+        det = candidate_detector(learned_path=str(fold_model_dir(k)), encoder=False)
         by_fold[k] = rows_for(docs, det.candidates_many([d["text"] for d in docs]))
         print(f"fold {k}: {len(docs)} prompts, {len(by_fold[k])} candidates ({time.time() - t0:.0f}s)", flush=True)
     for k in range(N_FOLDS):

@@ -60,7 +60,9 @@ def env(tmp_path):
 
 
 def test_the_wheel_is_small_and_the_core_has_no_heavy_extras(core_venv):
-    assert core_venv["size_mb"] < 20, f"wheel of {core_venv['size_mb']:.1f} MiB: data or models packed by mistake?"
+    # the models the default reads are package files: learned NER, both TAB NERs, the encoder NER (int8 ONNX,
+    # 19.2 MB, 24.2 MiB wheel in all when it joined the default)
+    assert core_venv["size_mb"] < 30, f"wheel of {core_venv['size_mb']:.1f} MiB: data or models packed by mistake?"
     code = "import importlib.util as u, sys; sys.exit(','.join(m for m in %r if u.find_spec(m)) or None)" % (NOT_IN_CORE,)
     proc = subprocess.run([str(core_venv["py"]), "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, f"the core install pulled: {proc.stderr.strip()}"

@@ -5,7 +5,8 @@ It reads words in context (an encoder, not a word list), so "score" in "APACHE I
 is not a name while an employer in a CV is an organisation.  Inference needs ONNX Runtime and the ``tokenizers``
 package (the ``[encoder]`` extra), never torch.  Long texts are read in overlapping windows of the length the
 model was trained on; each token's label comes from the window where it is furthest from an edge.  A span is
-widened to whole words, so every word it touches is masked.
+widened to whole words, so every word it touches is masked.  Spans with wide (CJK) characters are dropped: the
+model was trained on Latin-script text only, and on Chinese its labels are noise.
 """
 from __future__ import annotations
 
@@ -171,12 +172,18 @@ class EncoderNerRecognizer:
             cur = [s, e, cat, [float(p[k])]]
         if cur is not None:
             out.append(_widen(text, cur))
-        return out
+        # the model read Latin-script texts only: on CJK characters its labels are noise (a single "天" a name)
+        return [sp for sp in out if not any(_wide(c) for c in text[sp.start:sp.end])]
+
+
+def _wide(c: str) -> bool:
+    """A wide or fullwidth character (CJK ideographs, kana, hangul, fullwidth forms)."""
+    return unicodedata.east_asian_width(c) in ("W", "F")
 
 
 def _in_word(c: str) -> bool:
     """A letter or digit that continues a word (a CJK character is a word by itself: never widened over)."""
-    return c.isalnum() and unicodedata.east_asian_width(c) not in ("W", "F")
+    return c.isalnum() and not _wide(c)
 
 
 def _widen(text: str, cur: List[Any]) -> Span:

@@ -3,9 +3,10 @@
 =============  =====================================================================================
 default        recall first: rule recognizers (validators, TAB regexes, addresses, organisations, ages/places,
                place and name lists, table columns), word-shape candidates, spaCy's NER, the learned NER and the
-               TAB NER; each candidate (overlapping spans) kept by the learned decider's low threshold;
-               co-reference propagation
-precision      the same candidates, kept only at the decider's 0.5 threshold (fewer false positives, lower recall)
+               TAB NER; each candidate (overlapping spans) kept by the learned decider's low threshold; the
+               encoder NER's spans (and the candidates they overlap) always kept; co-reference propagation
+precision      the same candidates without the encoder NER (recall-leaning), kept only at the decider's 0.5
+               threshold (fewer false positives, lower recall)
 fast           the rule recognizers alone, no model (high throughput)
 rules+tab_ner  the previous default (rule recognizers + the TAB NER, no learned model, no decider)
 learned        the learned NER alone (comparison)
@@ -62,10 +63,14 @@ def _rules_tab_ner() -> Detector:
                     name="rules+tab_ner")
 
 
-def candidate_detector(learned_path: Optional[str] = None, learned: bool = True) -> Detector:
+def candidate_detector(learned_path: Optional[str] = None, learned: bool = True, encoder: bool = True,
+                       encoder_path: Optional[str] = None) -> Detector:
     """Every recognizer of the default preset, without a decision: the rule recognizers, spaCy's NER, the
-    learned model (``learned_path``, default the committed one; raises ModelFileError if it is missing) and
-    the TAB NER on en_core_web_sm.  Used by the presets below and by ``scripts/train_decider.py``."""
+    learned model (``learned_path``, default the committed one; raises ModelFileError if it is missing), the
+    TAB NER on en_core_web_sm and (``encoder``) the encoder NER (``encoder_path``, default the committed one).
+    Used by the presets below and by ``scripts/train_decider.py`` (without the encoder: the decider's weights
+    do not read it, so :class:`~.decider.SpanDecider` keeps its spans as those of an unknown recognizer)."""
+    from .encoder_ner import EncoderNerRecognizer
     from .gating import SentenceGate
     from .learned import LearnedNerRecognizer
     from .shapes import ShapeRecognizer
@@ -82,23 +87,28 @@ def candidate_detector(learned_path: Optional[str] = None, learned: bool = True)
         rec.check()  # fail now, with the command that builds it, rather than silently lose recall
         models.append(SentenceGate(rec))
     models.append(SentenceGate(TabNerRecognizer(_tab_ner_model())))
+    if encoder:
+        # last, so the gated models above read what they read without it; it reads every text whole
+        enc = EncoderNerRecognizer(encoder_path)
+        enc.check()
+        models.append(enc)
     return Detector(_user_prompt_recognizers() + [ShapeRecognizer()] + models, name="candidates")
 
 
-def _decided(preset: str, learned_path: Optional[str]) -> Detector:
+def _decided(preset: str, learned_path: Optional[str], encoder_path: Optional[str] = None) -> Detector:
     from pathlib import Path
 
     from .decider import SpanDecider
     from .learned import MODEL_DIR
 
-    det = candidate_detector(learned_path)
+    det = candidate_detector(learned_path, encoder=uses_encoder(preset), encoder_path=encoder_path)
     det.decider = SpanDecider(preset, path=str(Path(learned_path or MODEL_DIR) / "decider.json"))
     det.name = preset
     return det
 
 
-def _default(learned_path: Optional[str] = None) -> Detector:
-    return _decided("default", learned_path)
+def _default(learned_path: Optional[str] = None, encoder_path: Optional[str] = None) -> Detector:
+    return _decided("default", learned_path, encoder_path)
 
 
 def _precision(learned_path: Optional[str] = None) -> Detector:
@@ -206,14 +216,26 @@ def uses_learned(name: str) -> bool:
     return name in LEARNED_PRESETS
 
 
-def build_detector(name: str = "default", learned_path: Optional[str] = None) -> Detector:
-    """A new detector for a preset name (see the module docstring).  ``learned_path``: another learned model
-    (a cross-validation fold's) for presets that use one."""
+# Presets that read the encoder NER (cross-validated with the learned model: fold K's encoder with fold K's
+# learned NER and decider).  Not ``precision``: the encoder leans to recall and its spans are always kept.
+ENCODER_PRESETS = frozenset(("default",))
+
+
+def uses_encoder(name: str) -> bool:
+    """Whether a preset uses the encoder recognizer (and accepts ``encoder_path``)."""
+    return name in ENCODER_PRESETS
+
+
+def build_detector(name: str = "default", learned_path: Optional[str] = None,
+                   encoder_path: Optional[str] = None) -> Detector:
+    """A new detector for a preset name (see the module docstring).  ``learned_path`` / ``encoder_path``:
+    another learned model / encoder model (a cross-validation fold's) for presets that use one."""
     if name not in PRESETS:
         raise ValueError(f"unknown detector {name!r}; known: {DETECTORS}")
-    if learned_path is not None:
-        if not uses_learned(name):
-            raise ValueError(f"detector {name!r} does not use the learned model (learned_path given)")
-        return PRESETS[name][1](learned_path)  # type: ignore[call-arg]
-    return PRESETS[name][1]()
+    if learned_path is not None and not uses_learned(name):
+        raise ValueError(f"detector {name!r} does not use the learned model (learned_path given)")
+    if encoder_path is not None and not uses_encoder(name):
+        raise ValueError(f"detector {name!r} does not use the encoder model (encoder_path given)")
+    kw = {k: v for k, v in (("learned_path", learned_path), ("encoder_path", encoder_path)) if v is not None}
+    return PRESETS[name][1](**kw)
 

@@ -142,6 +142,7 @@ def builtin_specs() -> tuple:
     """The declarations of the shipped recognizers (read from their classes; no model is loaded)."""
     from .free_text import (AddressRecognizer, AgePlaceRecognizer, CourtTextRecognizer, DateAndPlaceRecognizer,
                             OrganisationRecognizer)
+    from .encoder_ner import EncoderNerRecognizer
     from .learned.ner import LearnedNerRecognizer
     from .llm_opinion import LLMOpinionRecognizer
     from .names import NameRecognizer
@@ -158,7 +159,7 @@ def builtin_specs() -> tuple:
     classes = (StructuredRecognizer, RegexRecognizer, AddressRecognizer, OrganisationRecognizer, AgePlaceRecognizer,
                DateAndPlaceRecognizer, CourtTextRecognizer, PlaceRecognizer, TabularRecognizer, NameRecognizer,
                ShapeRecognizer, SpacyRecognizer, LearnedNerRecognizer, TabNerRecognizer, PresidioRecognizer,
-               LLMOpinionRecognizer)
+               LLMOpinionRecognizer, EncoderNerRecognizer)
     return tuple(c.spec for c in classes) + (FEDERATED_SPEC,)
 
 
