@@ -228,10 +228,12 @@ def pylint_score(paths, cwd: Path) -> tuple:
     return float(found.group(1)), proc.stdout
 
 
-def test_example_python_passes_pylint_with_ianvs_settings():
+@pytest.mark.parametrize("folder", [REL, "examples/PRISM/cloud_edge_prism_bench",
+                                    "examples/TimeSeries/cloud_edge_timeseries_privacy_bench", "examples/_template"])
+def test_example_python_passes_pylint_with_ianvs_settings(folder):
     pytest.importorskip("pylint", reason="pylint is in the [dev] extra (pip install -e '.[dev]')")
-    score, out = pylint_score([EXAMPLE], REPO)
-    print(f"\npylint {EXAMPLE.relative_to(REPO)}: {score}/10")
+    score, out = pylint_score([REPO / folder], REPO)
+    print(f"\npylint {folder}: {score}/10")
     assert score >= PYLINT_MIN, out
 
 

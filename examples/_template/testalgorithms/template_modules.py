@@ -1,7 +1,9 @@
-"""The template scenario's Ianvs modules: the library's edge module, cloud module (the whole edge pipeline:
-protect, egress guard, audit, call, restore) and fixed router, registered under this scenario's names.
+"""The template scenario's Ianvs modules: the library's edge module, cloud module (the whole edge
+pipeline: protect, egress guard, audit, call, restore) and fixed router, registered under this
+scenario's names.
 
-Ianvs imports module files by bare file name: a copied scenario renames this file and the aliases."""
+Ianvs imports module files by bare file name: a copied scenario renames this file and the aliases.
+"""
 import os
 
 from cloud_edge_privacy.bench.ianvs_modules import CloudModule, EdgeModule
@@ -22,5 +24,6 @@ class TemplateCloudModel(CloudModule):
 
 
 @ClassFactory.register(ClassType.HEM, alias="TemplateRouter")
-class TemplateRouter(FixedRouter):
-    """Always one route; replace by EdgeConfidenceRouter or PrismGateRouter for a routed scenario."""
+class TemplateRouter(FixedRouter):  # pylint: disable=too-few-public-methods
+    """Always one route; replace by EdgeConfidenceRouter or PrismGateRouter for a routed scenario.
+    """
