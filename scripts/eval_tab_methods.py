@@ -38,12 +38,7 @@ def main() -> None:
     assert set(list_operators()) >= {m for _, m, _ in ROWS}
     results = []
     detectors = {}
-    from cloud_edge_privacy.detection.tab_ner_recognizer import transfer_model_dir
-
     for det_name, method, eps in ROWS:
-        if det_name == "high_recall" and not (transfer_model_dir() / "meta.json").is_file():
-            print("skipping high_recall: run scripts/train_tab_ner.py --init sm first", file=sys.stderr)
-            continue
         det = detectors.setdefault(det_name, build_detector(det_name))
         det.analyze(docs[0].text)  # warm-up: model loading is not per-document latency
         params = {"epsilon": eps} if eps is not None else {}

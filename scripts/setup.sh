@@ -46,15 +46,5 @@ echo "[setup] installing the project and its pinned dependencies"
 
 echo "[setup] assembling and verifying the default model"
 .venv/bin/cloud-edge-privacy models qwen2.5-coder-0.5b-instruct
-# The high_recall detector's second TAB NER starts from en_core_web_sm's weights, so it is trained
-# here (seed 13, deterministic, about 3 minutes on 2 cores) and cached, not committed.
-TAB_DIR=${TAB_DATA_DIR:-data/tab}
-if [ ! -f "$CACHE/tab_ner_sm/meta.json" ]; then
-  if [ -f "$TAB_DIR/echr_train.json" ] && [ -f "$TAB_DIR/echr_dev.json" ]; then
-    echo "[setup] training the high_recall TAB NER from en_core_web_sm (about 3 minutes)"
-    CEP_CACHE_DIR="$CACHE" .venv/bin/python scripts/train_tab_ner.py --data-dir "$TAB_DIR" --init sm >/dev/null
-  else
-    echo "[setup] no TAB data in $TAB_DIR: skipping the high_recall detector's model (set TAB_DATA_DIR)"
-  fi
-fi
+# Every detector model the presets read is committed with the package (nothing is trained into the cache).
 echo "[setup] done: .venv/bin/cloud-edge-privacy is ready"

@@ -3,10 +3,10 @@
 It learns *what TAB annotators mask*: only DIRECT and QUASI mentions are training entities, labelled
 with TAB's 8 entity types; NO_MASK mentions (courts, the Convention, ...) are left as plain text.
 Fixed seed, deterministic (two runs gave byte-identical weights); CPU only (about 3-4 minutes for 25
-epochs on 2 cores).  ``--init blank`` (the default detector's model) is saved under
+epochs on 2 cores).  ``--init blank`` is saved under
 src/cloud_edge_privacy/detection/tab_ner_model/ (3.9 MB, our own weights, committed); ``--init sm``
-starts from en_core_web_sm's tok2vec and is saved in the cache directory (not committed: it contains
-re-trained third-party weights), for ``--detector high_recall``.
+starts from en_core_web_sm's tok2vec (MIT licence, see the NOTICE written beside it) and is saved under
+src/cloud_edge_privacy/detection/tab_ner_sm_model/ (committed: the default and high_recall presets read it).
 
     .venv/bin/python scripts/train_tab_ner.py --data-dir data/tab [--epochs 25] [--init sm]
 """
@@ -30,6 +30,12 @@ from cloud_edge_privacy.datasets.tab import load_tab  # noqa: E402
 from cloud_edge_privacy.vocabulary import TAB_CATEGORIES  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "src" / "cloud_edge_privacy" / "detection" / "tab_ner_model"
+OUT_SM = OUT.with_name("tab_ner_sm_model")
+NOTICE = """The tok2vec layer of this model was re-trained from the weights of spaCy's en_core_web_sm pipeline
+(https://github.com/explosion/spacy-models), copyright (C) 2016-present ExplosionAI GmbH, released under the
+MIT licence; the licence text ships with the en_core_web_sm package this project depends on.  The NER head was
+trained from scratch by scripts/train_tab_ner.py --init sm (seed and data in tab_training.json).
+"""
 LABELS = TAB_CATEGORIES
 
 
@@ -82,14 +88,12 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=25)
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--out", default=None,
-                    help="default: the package's tab_ner_model/ (blank) or the cache's tab_ner_sm/ (sm)")
+                    help="default: the package's tab_ner_model/ (blank) or tab_ner_sm_model/ (sm)")
     ap.add_argument("--init", choices=["blank", "sm"], default="blank",
                     help="blank: train token features from scratch; sm: start from en_core_web_sm's tok2vec")
     args = ap.parse_args()
     if args.out is None:
-        from cloud_edge_privacy.detection.tab_ner_recognizer import transfer_model_dir
-
-        args.out = str(OUT if args.init == "blank" else transfer_model_dir())
+        args.out = str(OUT if args.init == "blank" else OUT_SM)
 
     fix_random_seed(args.seed)
     random.seed(args.seed)
@@ -133,6 +137,8 @@ def main() -> None:
     tmp.rename(args.out)
     # spaCy writes an empty lookups table; the model loads without it, so it is not shipped.
     (Path(args.out) / "vocab" / "lookups.bin").unlink(missing_ok=True)
+    if args.init == "sm":
+        (Path(args.out) / "NOTICE").write_text(NOTICE)
     print(f"best epoch {best_epoch}; saved to {args.out}; {time.time() - t0:.0f}s in all")
 
 

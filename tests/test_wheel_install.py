@@ -71,6 +71,15 @@ def test_readme_library_example_runs_from_the_wheel(core_venv, env):
     _run([str(core_venv["py"]), "-c", _readme_python_block()], cwd=core_venv["tmp"], env=env, timeout=900)
 
 
+def test_the_wheel_without_setup_gives_the_checkout_s_spans(core_venv, tmp_path):
+    """A wheel install that never ran setup.sh (empty cache directory) detects exactly what this checkout does."""
+    from test_detection_cache_independence import spans_with_cache
+
+    names = ["default", "precision", "high_recall"]
+    wheel = spans_with_cache(tmp_path / "empty-cache", names, python=core_venv["py"], cwd=core_venv["tmp"])
+    assert wheel == spans_with_cache(None, names)
+
+
 def test_the_wheel_ships_the_package_data_every_subpackage_reads(core_venv):
     """Data read through ``__file__`` or ``importlib.resources``: the PRISM gate's weights, the embedded TAB
     sample, the trained detectors; a package move that forgets ``package-data`` fails here, not at a user's."""
@@ -79,7 +88,9 @@ def test_the_wheel_ships_the_package_data_every_subpackage_reads(core_venv):
     names = set(zipfile.ZipFile(core_venv["wheel"]).namelist())
     for needed in ("cloud_edge_privacy/routing/routing_models/prism_gate.json",
                    "cloud_edge_privacy/sample_data/echr_sample.json",
-                   "cloud_edge_privacy/detection/learned/model/meta.json"):
+                   "cloud_edge_privacy/detection/learned/model/meta.json",
+                   "cloud_edge_privacy/detection/tab_ner_sm_model/tok2vec/model",
+                   "cloud_edge_privacy/detection/tab_ner_sm_model/NOTICE"):
         assert needed in names, f"{needed} is not in {core_venv['wheel'].name}"
     packages = {n.rsplit("/", 1)[0] for n in names if n.endswith("/__init__.py")}
     for sub in ("core", "routing", "datasets", "bench", "reporting"):

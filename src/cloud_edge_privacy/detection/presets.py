@@ -11,7 +11,7 @@ rules+tab_ner  the previous default (rule recognizers + the TAB NER, no learned 
 learned        the learned NER alone (comparison)
 default+llm    default, then the local edge LLM lists what is left (opt-in: one generation per text)
 legal          the TAB-tuned pipeline of earlier releases (TAB regexes + spaCy + TAB NER)
-high_recall    legal + the second TAB NER built on en_core_web_sm (setup.sh trains it)
+high_recall    legal + the second TAB NER, built on en_core_web_sm (committed)
 structured     only the fast validators (what the egress guard runs over the outgoing request)
 federated      structured + TAB regexes + the federated detector (cloud_edge_privacy.federated)
 regex+spacy    TAB regexes + spaCy NER
@@ -47,18 +47,11 @@ def _user_prompt_recognizers() -> List[object]:
 
 
 def _tab_ner_model() -> str:
-    import warnings
+    """The TAB NER on en_core_web_sm's tok2vec, committed with the package (never read from a cache, so every
+    install gives the same spans; a missing file is a ``ModelFileError``, never a weaker stand-in)."""
+    from .tab_ner_recognizer import SM_MODEL_DIR
 
-    from .tab_ner_recognizer import MODEL_DIR, transfer_model_dir
-
-    model = transfer_model_dir()
-    if not (model / "meta.json").is_file():
-        # setup.sh trains it when TAB data is present; without it the committed (weaker) TAB NER stands in.
-        warnings.warn(f"{model}: TAB NER on en_core_web_sm missing (run scripts/train_tab_ner.py --init sm); "
-                      f"the committed TAB NER stands in, with lower recall on court text",
-                      RuntimeWarning, stacklevel=3)
-        model = MODEL_DIR
-    return str(model)
+    return str(SM_MODEL_DIR)
 
 
 def _rules_tab_ner() -> Detector:

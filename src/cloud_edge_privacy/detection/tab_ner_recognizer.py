@@ -1,7 +1,9 @@
 """NER trained on TAB's training split to find what TAB annotators mask (DIRECT and QUASI mentions).
 
-The model is a small spaCy pipeline committed with the package (``tab_ner_model/``), produced by
-``scripts/train_tab_ner.py`` with a fixed seed.
+Two small spaCy pipelines are committed with the package, both produced by ``scripts/train_tab_ner.py`` with a
+fixed seed: ``tab_ner_model/`` (trained from a blank pipeline) and ``tab_ner_sm_model/`` (trained from
+en_core_web_sm's tok2vec, MIT licence: see the NOTICE there).  Nothing is read from a cache, so a wheel install
+without ``setup.sh`` gives the same spans as a development checkout.
 """
 from __future__ import annotations
 
@@ -19,16 +21,12 @@ from ..spans import Span
 from .recognizer import ALL_TAB, Reads, declare
 
 MODEL_DIR = Path(__file__).with_name("tab_ner_model")
+SM_MODEL_DIR = Path(__file__).with_name("tab_ner_sm_model")
 
 
 def transfer_model_dir() -> Path:
-    """Where ``scripts/train_tab_ner.py --init sm`` puts the model built on en_core_web_sm's tok2vec.
-
-    It is not committed: it holds a re-trained copy of third-party weights (6 MB).
-    """
-    from ..models.catalog import cache_dir
-
-    return cache_dir() / "tab_ner_sm"
+    """The committed model ``scripts/train_tab_ner.py --init sm`` builds on en_core_web_sm's tok2vec."""
+    return SM_MODEL_DIR
 
 
 @lru_cache(maxsize=2)
