@@ -56,7 +56,7 @@ def test_metrics_called_by_an_ianvs_test_case_record_it_in_its_folder(tmp_path):
 def test_without_an_ianvs_test_case_nothing_is_written(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     metric = recording("n", lambda y_true, y_pred: len(y_pred))
-    assert metric(Y_TRUE, Y_PRED) == 3 and metric.__name__ == "n"
+    assert metric(Y_TRUE, Y_PRED) == 3 and metric.__name__ == "<lambda>"
     assert record_under_ianvs("n", 3, Y_TRUE, Y_PRED) is None
     assert list(tmp_path.iterdir()) == []
 

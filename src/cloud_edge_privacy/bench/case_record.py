@@ -14,6 +14,7 @@ metric, so the report can say when latencies of two test cases are not comparabl
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import os
@@ -156,11 +157,10 @@ def record_under_ianvs(name: str, value: Any, y_true: Sequence[Any], y_pred: Seq
 
 def recording(name: str, fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     """``fn`` as an Ianvs metric that also records the test case for the report (see the module docstring)."""
+    @functools.wraps(fn)  # the same name and qualname: registering it again replaces the plain function
     def metric(y_true: Any, y_pred: Any) -> Any:
         value = fn(y_true, y_pred)
         record_under_ianvs(name, value, y_true, y_pred)
         return value
 
-    metric.__name__ = metric.__qualname__ = name
-    metric.__doc__ = fn.__doc__
     return metric
