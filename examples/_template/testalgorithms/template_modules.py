@@ -10,7 +10,8 @@ from cloud_edge_privacy.bench.ianvs_modules import CloudModule, EdgeModule
 from cloud_edge_privacy.registry import ClassFactory, ClassType
 from cloud_edge_privacy.routing.routers import FixedRouter
 
-os.environ["BACKEND_TYPE"] = "NONE"  # Sedna's framework-free edge backend (ianvs-contract.md §5)
+# Sedna's framework-free edge backend (docs/ianvs-contract.md §5)
+os.environ["BACKEND_TYPE"] = "NONE"
 
 
 @ClassFactory.register(ClassType.GENERAL, alias="TemplateEdgeModel")
