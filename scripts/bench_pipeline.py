@@ -105,7 +105,7 @@ def profile(xs: Sequence[Dict[str, str]], warm: Dict[str, str], args: argparse.N
             stages[key] = stages.get(key, 0.0) + prot.timings_ms[key] / 1e3
         t = time.perf_counter()
         findings = check_egress(prot, pipe.structured, outgoing_texts(build_messages(*prot.fields)),
-                                randomized_release=getattr(pipe.gateway.operator, "randomized_release", False),
+                                randomized_release=pipe.randomized_release,
                                 key=pipe.randomness.key, timings=rules)
         stages[Stage.EGRESS_GUARD.value] = stages.get(Stage.EGRESS_GUARD.value, 0.0) + time.perf_counter() - t
         blocked += bool(findings)

@@ -6,7 +6,13 @@ answers), it measures the client-side latency of the same request sent (a) strai
 throughput at a small concurrency.  Upstreams: the instant fake (tests/fakes/fake_openai.py) and,
 unless ``--no-llm``, the local llama.cpp server (small ``max_tokens``: the machine is shared).
 
+``--head-of-line``: the p50/p95 of small (~300-token) requests alone and while a maximal request (the most
+text the proxy accepts, ``max_privacy_chars``) is in flight, and their ratio (target <= 1.5); with
+``--hol-baseline`` also without the large lane (``large_request_chars: 0``, every request on the one
+privacy thread), the state before issue 29.
+
     .venv/bin/python scripts/bench_proxy.py --requests 20 --llm-requests 3 --max-seconds 900 --out bench_proxy.json
+    .venv/bin/python scripts/bench_proxy.py --head-of-line --no-llm --no-instant --requests 20
 """
 from __future__ import annotations
 
@@ -50,7 +56,8 @@ def pct(values: List[float], q: float) -> float:
 
 
 class ProxyThread:
-    def __init__(self, upstream: str, method: str, detector: str, audit_dir: str, workers: int) -> None:
+    def __init__(self, upstream: str, method: str, detector: str, audit_dir: str, workers: int,
+                 **extra: Any) -> None:
         import uvicorn
 
         from cloud_edge_privacy.models.local_server import free_port
@@ -58,7 +65,8 @@ class ProxyThread:
 
         self.port = free_port()
         settings = load_settings({"upstream": upstream, "port": self.port, "method": method, "detector": detector,
-                                  "audit_dir": audit_dir, "workers": workers, "timeout_s": 600})
+                                  "audit_dir": audit_dir, "workers": workers, "timeout_s": 600, **extra})
+        self.settings = settings
         self.app = create_app(settings, load_secrets(settings))
         self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning"))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
@@ -124,6 +132,51 @@ def measure(label: str, upstream: str, proxy: str, size: int, n: int, max_tokens
             "concurrency": concurrency}
 
 
+def head_of_line(upstream: str, method: str, detector: str, audit_dir: str, workers: int, n: int,
+                 lane: bool) -> Dict[str, Any]:
+    """p50/p95 of small requests alone, then while a maximal request is in flight (started again whenever
+    it ends), and their ratio."""
+    extra = {} if lane else {"large_request_chars": 0}
+    px = ProxyThread(upstream, method, detector, audit_dir, workers, **extra)
+    limit = px.settings.max_privacy_chars
+    big_text = ""
+    i = 0
+    while len(big_text) < limit - 400:
+        big_text += prompt(300, 50_000 + i) + " "
+        i += 1
+    big_text = big_text[:limit - 200]
+    big: List[Dict[str, Any]] = []
+    stop = threading.Event()
+
+    def big_loop() -> None:
+        with httpx.Client(timeout=3600) as c:
+            while not stop.is_set():
+                t0 = time.perf_counter()
+                r = c.post(f"{px.base_url}/chat/completions", json={
+                    "model": "m", "max_tokens": 16, "messages": [{"role": "user", "content": big_text}]})
+                big.append({"status": r.status_code, "s": round(time.perf_counter() - t0, 1),
+                            "code": (r.json().get("error") or {}).get("code") if r.status_code != 200 else None})
+
+    try:
+        with httpx.Client(timeout=3600) as c:
+            call(c, px.base_url, prompt(300, 10_000), 16)              # warm the small path
+            if lane:                                                    # start the large lane (loads models)
+                call(c, px.base_url, prompt(3000, 10_001), 16)
+            alone = [call(c, px.base_url, prompt(300, 30_000 + k), 16) for k in range(n)]
+            th = threading.Thread(target=big_loop, daemon=True)
+            th.start()
+            time.sleep(3.0)                                             # the maximal request is being protected
+            during = [call(c, px.base_url, prompt(300, 40_000 + k), 16) for k in range(n)]
+            in_flight = th.is_alive()
+            stop.set()
+    finally:
+        px.stop()
+    return {"lane": lane, "n": n, "max_privacy_chars": limit, "big_request_chars": len(big_text),
+            "alone_p50_ms": pct(alone, .5), "alone_p95_ms": pct(alone, .95),
+            "during_p50_ms": pct(during, .5), "during_p95_ms": pct(during, .95),
+            "ratio_p50": pct(during, .5) / pct(alone, .5), "big_requests": big, "big_in_flight_at_end": in_flight}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--requests", type=int, default=20, help="requests per path and size, instant upstream")
@@ -138,6 +191,10 @@ def main() -> int:
     ap.add_argument("--no-llm", action="store_true")
     ap.add_argument("--no-instant", action="store_true", help="only the llama.cpp upstream")
     ap.add_argument("--out", default=None, help="write the rows as JSON here")
+    ap.add_argument("--head-of-line", action="store_true", help="small requests with a maximal one in flight")
+    ap.add_argument("--hol-baseline", action="store_true", help="also without the large lane (before issue 29)")
+    ap.add_argument("--hol-baseline-requests", type=int, default=3,
+                    help="small requests with a maximal one in flight, without the lane (each waits for it)")
     a = ap.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the finally blocks: stop the llama.cpp child
     if a.requests > 200 or a.llm_requests > 20:
@@ -179,6 +236,23 @@ def main() -> int:
                 px.stop()
         finally:
             srv.stop()
+    hol: List[Dict[str, Any]] = []
+    if a.head_of_line:
+        with FakeOpenAI(mode="ok", answer="ok") as fake:
+            for lane in ([True, False] if a.hol_baseline else [True]):
+                row = head_of_line(fake.base_url, a.method, a.detector, audit_dir, a.workers,
+                                   a.requests if lane else min(a.requests, a.hol_baseline_requests), lane)
+                hol.append(row)
+                print(json.dumps(row), flush=True)
+        print("\n| large lane | small p50 / p95 ms alone | small p50 / p95 ms, maximal request in flight | ratio p50 "
+              "| maximal request (chars): outcomes |")
+        print("|---|---|---|---|---|")
+        for r in hol:
+            outcomes = ", ".join(f"{b['status']}{'/' + b['code'] if b['code'] else ''} in {b['s']} s"
+                                 for b in r["big_requests"]) or "still running"
+            print(f"| {'on' if r['lane'] else 'off'} | {r['alone_p50_ms']:.0f} / {r['alone_p95_ms']:.0f} | "
+                  f"{r['during_p50_ms']:.0f} / {r['during_p95_ms']:.0f} | {r['ratio_p50']:.2f} | "
+                  f"{r['big_request_chars']}: {outcomes} |")
     load["loadavg_end"] = os.getloadavg()
     print("\n| upstream | prompt tokens | n | direct p50 / p95 ms | proxy p50 / p95 ms | added p50 / p95 ms "
           "| added p50 % of direct | proxy privacy time p50 / p95 ms (% of direct p50) | proxy req/s (seq / conc) |")
@@ -192,8 +266,8 @@ def main() -> int:
               f"{r['proxy_sequential_rps']:.1f} / {conc} |")
     print(f"\nload: {load}")
     if a.out:
-        Path(a.out).write_text(json.dumps({"rows": rows, "load": load, "method": a.method, "detector": a.detector},
-                                          indent=1), encoding="utf-8")
+        Path(a.out).write_text(json.dumps({"rows": rows, "head_of_line": hol, "load": load, "method": a.method,
+                                           "detector": a.detector}, indent=1), encoding="utf-8")
     return 0
 
 

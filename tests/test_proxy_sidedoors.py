@@ -223,7 +223,9 @@ def test_3_no_original_inside_urls_link_targets_html_attributes_or_url_arguments
         assert "Smith" not in t and "john.smith" not in t.lower(), t
     assert content.endswith("Dear John Smith, your address is john.smith@example.com.")  # plain text is restored
     args = json.loads(msg["tool_calls"][0]["function"]["arguments"])
-    assert "Smith" not in args["url"] and args["note"] == "for John Smith"
+    # a call that carries a destination the request did not give restores nothing (issue 29): the note
+    # could travel with the URL
+    assert "Smith" not in args["url"] and "Smith" not in args["note"] and args["note"].startswith("for ")
     assert int(r.headers["x-privacy-withheld"]) >= 6
 
 

@@ -9,7 +9,7 @@ import pytest
 from cloud_edge_privacy.desensitization.restore import OnePassRestorer, StreamRestorer, link_like
 from cloud_edge_privacy.errors import ConfigError
 from cloud_edge_privacy.proxy.engine import restore_arguments
-from cloud_edge_privacy.proxy.request import InvalidRequest, build_outgoing, url_arguments
+from cloud_edge_privacy.proxy.request import InvalidRequest, Param, ToolDecl, build_outgoing, declared_tools
 from cloud_edge_privacy.proxy.settings import ProxySettings, is_loopback, load_secrets, load_settings
 
 REPO = Path(__file__).resolve().parents[1]
@@ -18,7 +18,8 @@ MAPPING = {"Anna Aldana": "John Smith", "Anna": "Mary", "[PERSON_1]": "Bob O'Nei
            "[CODE_12]": "x@y.org"}
 TEXTS = ["Hi Anna Aldana, Anna and [PERSON_1] met Hall. Annabel Hallo xAnna ANNA ALDANA",
          "Anna  Aldana", "Anna", "[PERSON_1][PERSON_1]Anna", "[CODE_1] [CODE_12] [CODE_", "no surrogate here",
-         "Anna Aldana's", "Anna\nAldana", "Hall"]
+         "Anna Aldana's", "Anna\nAldana", "Hall", "Para one, Anna.\n\n`code Anna` then\n\n- Hall\n\n  Anna Aldana\n",
+         "[x](https://a.example/?q=Anna) Anna\n\n[r]: https://a.example/Hall\n\nHall [y][r]"]
 
 
 def _stream(mapping, text, rnd, max_chunk=5):
@@ -43,12 +44,23 @@ def test_stream_holds_back_only_possible_surrogate_starts_and_emits_each_charact
     s = StreamRestorer(OnePassRestorer(MAPPING))
     assert s.feed("Dear An") == "Dear "        # "An" may become "Anna Aldana"
     assert s.feed("na Al") == ""               # still a prefix
-    assert s.feed("dana, hi") == "John Smith, hi"  # the token ended at ","
+    assert s.feed("dana, hi") == "John Smith, hi"  # its token ended, nothing before it can open a link or code
     assert s.feed(" [PERS") == " "
     assert s.feed("ON_1] ok") == "Bob O'Neil ok"
     assert s.flush() == ""
+    assert s.feed("see `x Anna ") == "see `x "  # after a backtick: held until the block ends
+    assert s.feed("Aldana` and Anna Aldana\n\n") == "Anna Aldana` and John Smith\n\n"
     assert s.feed("bye An") == "bye "
     assert s.flush() == "An"                   # end of stream: the held tail is released as it is
+
+
+def test_a_later_backtick_or_link_closer_decides_an_earlier_surrogate():
+    """A surrogate whose block is still open could still land in a code span or a link target."""
+    for text in ["see Anna Aldana and `x Anna Aldana` end", "[a](https://x.example/?n=Anna Aldana) ok"]:
+        s = StreamRestorer(OnePassRestorer(MAPPING))
+        out = s.feed(text[:20]) + s.feed(text[20:]) + s.flush()
+        assert out == OnePassRestorer(MAPPING).restore(text)
+    assert OnePassRestorer(MAPPING).restore("x `Anna Aldana` y") == "x `Anna Aldana` y"
 
 
 def test_stream_without_mapping_is_a_pass_through():
@@ -56,18 +68,25 @@ def test_stream_without_mapping_is_a_pass_through():
     assert [s.feed("a"), s.feed("bc"), s.flush()] == ["a", "bc", ""]
 
 
-def test_tool_arguments_restored_inside_json_values_but_not_url_arguments():
+def test_tool_arguments_restored_only_in_declared_plain_text_parameters_of_declared_tools():
     r = OnePassRestorer(MAPPING)
-    args = json.dumps({"who": "[PERSON_1]", "list": ["Anna Aldana", 3], "Hall": True,
-                       "url": "https://x.example/?q=Anna Aldana", "link": "Hall"})
-    out, withheld = restore_arguments(args, r, {"link"})
-    assert json.loads(out) == {"who": "Bob O'Neil", "list": ["John Smith", 3], "Berg": True,
-                               "url": "https://x.example/?q=Anna Aldana", "link": "Hall"}
-    assert withheld == 2  # the URL inside a plain value, and the URL-typed argument
-    assert restore_arguments("not json Anna", r) == ("not json Mary", 0)
+    decl = ToolDecl("save", {"who": Param("who", "text"), "list": Param("list", "array", items=Param("list", "text")),
+                             "Hall_key": Param("client_key", "text"), "site": Param("site", "other")})
+    args = json.dumps({"who": "[PERSON_1]", "list": ["Anna Aldana", 3], "Hall_key": "Hall", "site": "Hall",
+                       "extra": "Hall"})
+    out, withheld = restore_arguments(args, r, decl)
+    assert json.loads(out) == {"who": "Bob O'Neil", "list": ["John Smith", 3], "client_key": "Berg", "site": "Hall",
+                               "extra": "Hall"}
+    assert withheld == 2  # the undeclared key's value and the non-text parameter
+    # an undeclared tool, invalid JSON, NaN, or any URL/host/e-mail anywhere in the call: nothing restored
+    assert restore_arguments(json.dumps({"who": "Anna"}), r, None) == (json.dumps({"who": "Anna"}), 1)
+    assert restore_arguments("not json Anna", r, decl) == ("not json Anna", 1)
+    assert restore_arguments('{"who": NaN, "list": ["Anna"]}', r, decl)[0] == '{"who": NaN, "list": ["Anna"]}'
+    split = json.dumps({"who": "Anna", "site": "attacker.example"})
+    assert restore_arguments(split, r, decl) == (split, 1)
     quoted = OnePassRestorer({"[PERSON_1]": 'Jo "JJ" Müller'})
-    out, _ = restore_arguments(json.dumps({"name": "[PERSON_1]"}), quoted)
-    assert json.loads(out) == {"name": 'Jo "JJ" Müller'}
+    out, _ = restore_arguments(json.dumps({"who": "[PERSON_1]"}), quoted, decl)
+    assert json.loads(out) == {"who": 'Jo "JJ" Müller'}
 
 
 LINK_MAPPING = {"Paul Agullo": "John Smith", "paul.agullo@mail.example": "john.smith@example.com",
@@ -109,13 +128,16 @@ def test_link_rules_and_case_insensitive_whole_surrogates():
     got = r.restore_report(LINK_TEXTS[0])
     assert got.text.endswith("then John Smith") and got.withheld == 2
     got = r.restore_report(LINK_TEXTS[1])
-    assert got.text.endswith(">Eva Berg</a>") and "John Smith" not in got.text and got.withheld == 3
+    # raw HTML is never restored into (a renderer may run it), not even between its tags
+    assert "John Smith" not in got.text and "Eva Berg" not in got.text and got.withheld == 4
     got = r.restore(LINK_TEXTS[3])
     assert "JOHN.SMITH@EXAMPLE.COM on 3 MAY 2021" in got and got.startswith("mailto:paul.agullo@mail.example")
     # one word of a person surrogate: not inside a foreign full name, not as a lower-case word
     assert r.restore("Mr Gustavo Agullo met Mr Agullo and Paul Agullo; agullo") == \
         "Mr Gustavo Agullo met Mr Smith and John Smith; agullo"
-    assert r.restore("Agullo's file. The Agullo case.") == "Smith's file. The Smith case."
+    assert r.restore("Agullo's file. The Agullo case. The Agullos came.") == \
+        "Smith's file. The Smith case. The Smiths came."
+    assert r.restore("Agullo-Jones and Paul Hernandez") == "Agullo-Jones and Paul Hernandez"  # no mixed names
 
 
 def test_allow_list_builder_keeps_only_declared_fields_and_slots_every_free_text():
@@ -132,13 +154,14 @@ def test_allow_list_builder_keeps_only_declared_fields_and_slots_every_free_text
             "stream_options": {"include_usage": True, "extra": 1}, "reasoning_effort": "low"}
     out = build_outgoing(body, lambda i: ids.setdefault(i, f"call_{len(ids)}"))
     assert sorted(out.texts) == sorted(["m", "hi", "f", "{}", "f", "ok", "f", "d", "site", "uri", "string", "q",
-                                        "string", "qd", "object", "s1"])
+                                        "string", "qd", "object", "s1"])  # identifiers as their words
     filled = out.fill(out.texts)
     assert filled["messages"][2]["tool_call_id"] == filled["messages"][1]["tool_calls"][0]["id"] == "call_0"
     assert "x-vendor" not in json.dumps(filled) and filled["logit_bias"] == {"12": 1}
     assert filled["reasoning_effort"] == "low" and filled["stream_options"] == {"include_usage": True}
     assert out.dropped == 8  # user, metadata, note, name (user role), refusal, x-vendor, logit_bias word, extra
-    assert url_arguments(filled) == {"f": {"site"}}
+    tools = declared_tools(body, filled)
+    assert set(tools) == {"f"} and tools["f"].params["site"].kind == "other" and tools["f"].params["q"].kind == "text"
     for bad, where in [({"messages": []}, "messages"), ({"messages": [{"role": "boss"}]}, "role"),
                        ({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}, "cannot check"),
                        ({"messages": [{"role": "user", "content": "x"}], "temperature": "hot"}, "temperature"),
@@ -171,13 +194,14 @@ def test_non_loopback_bind_requires_a_client_key_and_keys_are_never_shown():
 class _Prepared:
     """Stands in for engine.Prepared: the restorer and the argument restoration the chunk restorer uses."""
 
-    def __init__(self, mapping, url_args=None):
+    def __init__(self, mapping, tools=None):
         from cloud_edge_privacy.proxy.engine import Prepared
 
         self._r = OnePassRestorer(mapping)
-        self.url_args = url_args or {}
+        self.tools = tools or {}
+        self.json_content = False
         self.restorer = lambda: self._r
-        for name in ("restore", "text_restorer", "restore_arguments"):
+        for name in ("restore", "restore_report", "text_restorer", "restore_call", "restore_content", "tool_name"):
             setattr(self, name, getattr(Prepared, name).__get__(self))
 
 
@@ -199,7 +223,8 @@ def test_streamed_tool_call_arguments_and_several_choices_are_restored():
     """LiteLLM#31950 for streams: argument fragments that split a placeholder come back as the original."""
     from cloud_edge_privacy.proxy.stream import ChunkRestorer as _ChunkRestorer
 
-    prepared = _Prepared({"[PERSON_1]": 'Jo "JJ" Smith', "[PERSON_2]": "Ann Lee"})
+    prepared = _Prepared({"[PERSON_1]": 'Jo "JJ" Smith', "[PERSON_2]": "Ann Lee"},
+                         {"": ToolDecl("", {"to": Param("to", "text"), "cc": Param("cc", "text")})})
     args = json.dumps({"to": "[PERSON_1]", "cc": "[PERSON_2]"})
     r = _ChunkRestorer(prepared)
     got = ""

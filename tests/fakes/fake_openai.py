@@ -4,6 +4,8 @@ It records every request body, and answers according to ``mode``:
 ``ok`` (a fixed answer), ``echo`` (the last user message back), ``fail_after:N`` (N good answers, then 500),
 ``status:CODE`` (always that status), ``malformed`` (200 with a body that is not JSON), ``empty`` (200 without
 choices).  ``stream: true`` requests get server-sent events in chunks of ``chunk`` characters.
+``responder`` (a callable of the request body) overrides the mode: it returns ``(status, content_type, bytes)``
+(an adversarial upstream crafting answers from what it received).
 Run it by hand: ``python tests/fakes/fake_openai.py --port 8099 --mode echo --log bodies.jsonl``.
 """
 from __future__ import annotations
@@ -18,8 +20,9 @@ from typing import Any, Dict, List, Optional
 
 class FakeOpenAI:
     def __init__(self, mode: str = "ok", answer: str = "summary", chunk: int = 3, port: int = 0,
-                 log_path: Optional[str] = None) -> None:
+                 log_path: Optional[str] = None, responder: Any = None) -> None:
         self.mode, self.answer, self.chunk, self.log_path = mode, answer, chunk, log_path
+        self.responder = responder
         self.requests: List[Dict[str, Any]] = []
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
@@ -79,6 +82,9 @@ class FakeOpenAI:
                         with open(fake.log_path, "a", encoding="utf-8") as fh:
                             fh.write(json.dumps(body, ensure_ascii=False) + "\n")
                 mode = fake.mode
+                if fake.responder is not None:
+                    code, ctype, data = fake.responder(body)
+                    return self._send(code, data, ctype)
                 if mode.startswith("status:"):
                     return self._send(int(mode.split(":")[1]), b'{"error": {"message": "fake error"}}')
                 if mode.startswith("fail_after:") and n > int(mode.split(":")[1]):

@@ -17,6 +17,7 @@ from ..audit import outgoing_texts
 from ..models.collaboration import sketch_messages
 from .context import RunContext, sample_key
 from .egress import check_egress, independent_detector
+from ..desensitization.base import operator_spec
 from ..errors import BenchmarkError, PrivacyGatewayError
 from .gateway import NO_PROTECTION, PrivacyGateway, ProtectedFields
 from ..models.llama_edge import build_messages, repetition_confidence
@@ -80,6 +81,9 @@ class EdgePipeline:
         self.structured = ctx.detector(guard_detector) if config.privacy_method != NO_PROTECTION else None
         self.gateway = PrivacyGateway(config.privacy_method, self.randomness, self.detector,
                                       build_accountant(config), config.operator_params())
+        # declared by the operator's spec (a DP release may equal the true value: the guard does not compare)
+        self.randomized_release = (config.privacy_method != NO_PROTECTION
+                                   and operator_spec(config.privacy_method).randomized_release)
         self._client = None
         self._refiner = None
 
@@ -165,7 +169,7 @@ class EdgePipeline:
         outgoing request); returns the time taken."""
         t0 = time.perf_counter()
         findings = check_egress(prot, self.structured, list(texts),
-                                randomized_release=getattr(self.gateway.operator, "randomized_release", False),
+                                randomized_release=self.randomized_release,
                                 key=self.randomness.key)
         if findings:
             raise EgressBlocked(f"egress guard blocked the request: {len(findings)} finding(s): "

@@ -136,30 +136,44 @@ class NoParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# What an operator's restorer puts back into an answer (``OperatorSpec.restores``).
+RESTORES_NOTHING, RESTORES_SURROGATES, RESTORES_PLACEHOLDERS = "", "surrogates", "placeholders"
+
+
 @dataclass(frozen=True)
 class OperatorSpec:
-    """A registered operator: its factory, the pydantic model of its parameters, and whether it takes ε."""
+    """A registered operator: its factory, the pydantic model of its parameters, whether it takes ε,
+    whether its output is a randomized release (the egress guard then does not compare the output with the
+    input: a DP release may equal the true value by chance), and what its result's restorer puts back
+    (``""``: irreversible, no restorer; otherwise an :class:`~.restore.OnePassRestorer` that restores
+    ``"surrogates"`` or ``"placeholders"``)."""
 
     name: str
     factory: Callable[..., Operator]
     params: Type[BaseModel]
     budgeted: bool
+    randomized_release: bool = False
+    restores: str = RESTORES_NOTHING
 
 
 _OPERATORS: Dict[str, OperatorSpec] = {}
 
 
-def register_operator(name: str, params: Type[BaseModel] = NoParams, budgeted: bool = False) -> Callable:
+def register_operator(name: str, params: Type[BaseModel] = NoParams, budgeted: bool = False,
+                      randomized_release: bool = False, restores: str = RESTORES_NOTHING) -> Callable:
     """Register an operator factory under ``name`` (the ``privacy_method`` value in YAML).
 
     ``params`` validates the keyword arguments (declare ``extra="forbid"`` so typos are errors);
-    ``budgeted`` methods take an ``epsilon`` parameter, the others refuse one.
+    ``budgeted`` methods take an ``epsilon`` parameter, the others refuse one; ``randomized_release`` and
+    ``restores``: see :class:`OperatorSpec`.
     """
+    if restores not in (RESTORES_NOTHING, RESTORES_SURROGATES, RESTORES_PLACEHOLDERS):
+        raise ValueError(f"privacy method {name!r}: unknown restores={restores!r}")
 
     def wrap(factory: Callable[..., Operator]) -> Callable[..., Operator]:
         if name in _OPERATORS:
             raise ValueError(f"privacy method {name!r} is already registered")
-        _OPERATORS[name] = OperatorSpec(name, factory, params, budgeted)
+        _OPERATORS[name] = OperatorSpec(name, factory, params, budgeted, randomized_release, restores)
         return factory
 
     return wrap

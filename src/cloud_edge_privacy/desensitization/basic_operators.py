@@ -34,7 +34,7 @@ def _norm(surface: str) -> str:
     return re.sub(r"\s+", " ", surface).strip().lower()
 
 
-@register_operator("placeholder")
+@register_operator("placeholder", restores="placeholders")
 class TypedPlaceholder:
     """``[PERSON_1]``-style placeholders: same surface form -> same placeholder within a document.
 

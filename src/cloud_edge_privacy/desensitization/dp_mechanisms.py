@@ -383,7 +383,8 @@ class DPNumbersParams(_Budgeted):
         return self
 
 
-@register_operator("dp_numbers", params=DPNumbersParams, budgeted=True)
+@register_operator("dp_numbers", params=DPNumbersParams, budgeted=True, randomized_release=True,
+                   restores="placeholders")
 class DPNumbers:
     """Noise every part of detected dates, ages and amounts; every other detected span gets a placeholder.
 
@@ -393,7 +394,6 @@ class DPNumbers:
 
     name = "dp_numbers"
     # A randomized mechanism may release the true value by chance; the egress guard must not block on that.
-    randomized_release = True
 
     def __init__(self, **params: Any) -> None:
         self.params = DPNumbersParams(**params)
@@ -572,7 +572,7 @@ class MetricWordsParams(_Budgeted):
 PLACEHOLDER_CATEGORIES = frozenset({"PERSON", "CODE"})
 
 
-@register_operator("metric_dp_words", params=MetricWordsParams, budgeted=True)
+@register_operator("metric_dp_words", params=MetricWordsParams, budgeted=True, randomized_release=True)
 class MetricDPWords:
     """Replace each word of a detected span by the vocabulary word nearest to its noised embedding.
 
@@ -581,7 +581,6 @@ class MetricDPWords:
 
     name = "metric_dp_words"
     # A randomized mechanism may release the true value by chance; the egress guard must not block on that.
-    randomized_release = True
     placeholder_categories = PLACEHOLDER_CATEGORIES
 
     def __init__(self, **params: Any) -> None:
@@ -636,13 +635,12 @@ class MetricDPWords:
         return res
 
 
-@register_operator("selective_ldp", params=MetricWordsParams, budgeted=True)
+@register_operator("selective_ldp", params=MetricWordsParams, budgeted=True, randomized_release=True)
 class SelectiveMetricDP(MetricDPWords):
     """PRISM's "Selective LDP" baseline as the paper defines it: metric-DP replacement of the words of every
     detected span, names and codes included (so a name can leave in clear by chance; see metric_dp_words)."""
 
     name = "selective_ldp"
-    randomized_release = True
     placeholder_categories: frozenset = frozenset()
 
     def __call__(self, text: str, spans: Sequence[Span], rand: Randomness, scope: str = "") -> Desensitized:
@@ -651,13 +649,12 @@ class SelectiveMetricDP(MetricDPWords):
         return res
 
 
-@register_operator("uniform_ldp", params=MetricWordsParams, budgeted=True)
+@register_operator("uniform_ldp", params=MetricWordsParams, budgeted=True, randomized_release=True)
 class UniformMetricDP(MetricDPWords):
     """PRISM's "Uniform LDP" baseline: metric-DP replacement of *every* word, detected or not."""
 
     name = "uniform_ldp"
     # A randomized mechanism may release the true value by chance; the egress guard must not block on that.
-    randomized_release = True
     placeholder_categories: frozenset = frozenset()
 
     def __call__(self, text: str, spans: Sequence[Span], rand: Randomness, scope: str = "") -> Desensitized:
@@ -740,7 +737,7 @@ class PrismParams(_Budgeted):
         return v
 
 
-@register_operator("prism_ldp", params=PrismParams, budgeted=True)
+@register_operator("prism_ldp", params=PrismParams, budgeted=True, randomized_release=True)
 class PrismTwoLayerLDP:
     """PRISM's two-layer LDP over explicit public domains: ε per distinct value (ε1 category + ε2 value).
 
@@ -754,7 +751,6 @@ class PrismTwoLayerLDP:
 
     name = "prism_ldp"
     # A randomized mechanism may release the true value by chance; the egress guard must not block on that.
-    randomized_release = True
 
     def __init__(self, **params: Any) -> None:
         self.params = PrismParams(**params)

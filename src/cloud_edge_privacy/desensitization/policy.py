@@ -64,7 +64,7 @@ class AdaptiveParams(BaseModel):
         return v
 
 
-@register_operator("adaptive", params=AdaptiveParams, budgeted=True)
+@register_operator("adaptive", params=AdaptiveParams, budgeted=True, restores="surrogates")
 class AdaptivePolicy:
     """Route each span to the operator its sensitivity level names; merge the results and their charges.
 

@@ -34,7 +34,7 @@ from ..randomness import Randomness
 from ..spans import Span
 from ..vocabulary import FOREIGN_TITLES, TITLES, tolerant_body
 from .base import HEURISTIC, Desensitized, PrivacyMap, apply_replacements, register_operator
-from .restore import OnePassRestorer
+from .restore import OnePassRestorer, english_plural
 from .surrogates import (DEFAULT_LOCALES, NameSource, code_surrogate, date_variants, day_month_variants,
                          keeps_piece, month_year_variants, number_surrogate, partial_variants, regenerate, shift_dates, shift_days)
 
@@ -236,7 +236,7 @@ def _split_person(surface: str) -> List[List[_PersonToken]]:
     return out
 
 
-@register_operator("pseudonym", params=PseudonymParams)
+@register_operator("pseudonym", params=PseudonymParams, restores="surrogates")
 class ConsistentPseudonyms:
     """Replace each detected value by a realistic keyed surrogate; reversible through the result's restorer.
 
@@ -457,7 +457,7 @@ class ConsistentPseudonyms:
                 primary.append((sur[:1].upper() + sur[1:].lower() if sur.isupper() or sur.islower() else sur, title))
                 if t.kind == "family":
                     plural = _styled(vault.forward[("PERSON:family", t.core.lower())], title) + "s"
-                    primary.append((plural, title + "s"))
+                    primary.append((plural, english_plural(title)))
                     name_tokens.add(plural.lower())
                 pieces.append(sur + t.suffix)
             out.append("-".join(pieces))

@@ -10,6 +10,7 @@ from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence,
 
 from ..spans import Span, surface_pattern
 from ..vocabulary import TITLES
+from .normalize import normalize
 from .public_parties import drop_public_parties
 from .recognizer import builtin_identifying, builtin_priorities, identifying, priorities, run_recognizer, spec_of
 from .structured import SECRET_PREFIX
@@ -163,10 +164,12 @@ class Detector:
         """Spans of each text; model recognizers see the whole batch at once (``nlp.pipe``).
 
         ``timings``, when given, accumulates the seconds spent per recognizer (and in merging)."""
-        texts = list(texts)
+        norms = [normalize(t) for t in texts]  # read as a reader reads it (fullwidth, &#64;, %40, \.)
+        texts = [n.text for n in norms]
         found = self.candidates_many(texts, timings)
         t0 = time.perf_counter()
         out = [self._finish(text, spans) for text, spans in zip(texts, found)]
+        out = [merge_spans(n.spans_to_original(s), self.priority) if n.changed else s for n, s in zip(norms, out)]
         if timings is not None:
             timings["merge+coref"] = timings.get("merge+coref", 0.0) + time.perf_counter() - t0
         return out

@@ -56,6 +56,9 @@ _PATTERN = re.compile("|".join([
     r"github_pat_|glpat-|xox[abeprs]-|hf_|npm_|AIza|ya29\.|AKIA|ASIA|SG\.|shpat_|dop_v1_)[A-Za-z0-9_\-.]{12,})",
     rf"(?P<keyed>(?i:\b(?:\w+[_-])?(?:{_SECRET_WORDS})(?:[_-]\w+)?\b)(?:\s+(?:for|of|to|on)\s+[\w ]{{1,30}}?)?"
     r"(?:\s*[:=]\s*|\s+(?:is|ist|est|es|é|è|era|was|=)\s+)['\"]?(?P<keyed_value>[^\s'\",;]{4,}?)['\"]?(?=[\s,;'\"]|[.!?](?:\s|$)|$))",
+    # a short secret right after its cue, without ":" or "is" ("PIN 4821", "passcode 902211", "password x7Tq9")
+    r"(?P<cue_secret>(?i:\b(?:pin|passcode|pass ?code|password|passwort|pwd)\b)(?:\s+(?:no\.?|number|code|#))?\s+"
+    r"(?P<cue_secret_value>(?=[^\s'\",;]*\d)[^\s'\",;]{4,32}?)(?=[\s,;'\"]|[.!?](?:\s|$)|$))",
     r"(?P<bearer>(?i:\b(?:bearer|basic|token)\s+)(?P<bearer_value>[A-Za-z0-9_\-.=+/]{16,}))",
     r"(?P<path>(?:\b[A-Za-z]:\\\\?(?:Users|Documents and Settings)\\\\?|(?<![\w.])/(?:home|Users)/|/(?:users?|u|profiles?|people|"
     r"members?|accounts?)/)(?P<path_user>[^\\/\s:*?\"<>|\[\]{}]+))",
@@ -311,6 +314,7 @@ _HANDLERS: Dict[str, Callable[[str, "re.Match[str]"], Iterator[Span]]] = {
     "jwt": lambda t, m: _span(m, "jwt", SECRET_PREFIX + "jwt", 0.95),
     "prefixed": lambda t, m: _span(m, "prefixed", SECRET_PREFIX + "prefixed_key", 0.95),
     "keyed": _keyed,
+    "cue_secret": lambda t, m: _span(m, "cue_secret_value", SECRET_PREFIX + "cue", 0.9),
     "bearer": lambda t, m: _span(m, "bearer_value", SECRET_PREFIX + "bearer", 0.9),
     "path": lambda t, m: _span(m, "path_user", "structured:path_user", 0.85),
     "handle": lambda t, m: _span(m, "handle", "structured:handle", 0.8),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import json
 import time
 import uuid
 from contextlib import asynccontextmanager
@@ -28,9 +29,10 @@ from ..errors import PrivacyGatewayError
 from ..models.cloud_client import AsyncCloudClient, Endpoint, UpstreamUnavailable
 from ..core.pipeline import EgressBlocked, safe_reason
 from ..randomness import Randomness
-from .engine import Prepared, PrivacyEngine, restore_completion
-from .request import InvalidRequest
-from .responses import error_body, parse_json
+from .engine import MalformedUpstream, Prepared, PrivacyBudgetExceeded, PrivacyEngine, RequestTooLarge, \
+    restore_completion
+from .request import InvalidRequest, parse_body
+from .responses import error_body, parse_upstream_json
 from .settings import ProxySettings, Secrets, is_loopback
 from .stream import as_stream, restore_stream
 
@@ -115,7 +117,7 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
                 if c is not None:
                     await c.aclose()
             if owns_engine:
-                engine.executor.shutdown(wait=False, cancel_futures=True)
+                engine.close()
 
     app = FastAPI(title="cloud-edge-privacy proxy", lifespan=lifespan, docs_url=None, redoc_url=None,
                   openapi_url=None)
@@ -135,6 +137,12 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
         return _error(400, "invalid request", "invalid_request_error")
+
+    @app.exception_handler(Exception)
+    async def internal_error(request: Request, exc: Exception) -> JSONResponse:
+        """Anything unforeseen is still an OpenAI-style JSON error (its message may quote input: withheld)."""
+        return _error(500, f"internal error in the privacy proxy ({type(exc).__name__})", "privacy_gateway_error",
+                      "internal_error")
 
     def authorized(request: Request) -> bool:
         if not secrets.client_key:
@@ -188,8 +196,8 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
         except BodyTooLarge:
             return _error(413, f"request body larger than {settings.max_body_bytes} bytes",
                           "invalid_request_error", "request_too_large", request_id)
-        body = parse_json(raw)
-        stream = bool(body.get("stream")) if isinstance(body, dict) else False
+        body = parse_body(raw)
+        stream = body.get("stream") is True if isinstance(body, dict) else False
         meta = {"request_id": request_id, "method": settings.method, "detector": settings.detector,
                 "stream": stream, "pseudonym_scope": settings.pseudonym_scope,
                 "n_messages": len(body.get("messages") or []) if isinstance(body, dict) else 0}
@@ -197,8 +205,15 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
         loop = asyncio.get_running_loop()
         try:
             upstream, model = route(body)
-            prepared: Prepared = await loop.run_in_executor(engine.executor, engine.prepare, body,
-                                                            request.headers.get(CONVERSATION_HEADER), model)
+            n_chars = engine.text_chars(body, model)
+            large = engine.is_large(n_chars)
+            meta["lane"] = "process" if large else "thread"
+            prepared: Prepared = await loop.run_in_executor(
+                engine.large_executor if large else engine.executor,
+                engine.prepare_large if large else engine.prepare, body,
+                request.headers.get(CONVERSATION_HEADER), model)
+        except RequestTooLarge as exc:
+            return _error(413, str(exc), "invalid_request_error", "request_too_large", request_id)
         except InvalidRequest as exc:
             return _error(400, str(exc), "invalid_request_error", None, request_id)
         except Exception as exc:  # noqa: BLE001 - fail closed on anything
@@ -211,6 +226,8 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
             if blocked:
                 return _error(422, f"the privacy gateway blocked this request; nothing was sent upstream. "
                                    f"{reason}", "privacy_gateway_error", "egress_blocked", request_id)
+            if isinstance(exc, PrivacyBudgetExceeded):
+                return _error(422, str(exc), "privacy_gateway_error", "privacy_budget_exceeded", request_id)
             code = "privacy_failure" if isinstance(exc, PrivacyGatewayError) else "internal_error"
             return _error(500, f"the privacy gateway failed; nothing was sent upstream. {reason}",
                           "privacy_gateway_error", code, request_id)
@@ -232,16 +249,22 @@ def create_app(settings: ProxySettings, secrets: Secrets, randomness: Optional[R
             if resp.status_code >= 400:
                 return Response(content, status_code=resp.status_code, headers=headers,
                                 media_type=resp.headers.get("content-type", "application/json"))
-            parsed = parse_json(content)
-            if not isinstance(parsed, dict):
-                return _error(502, "the upstream answered 200 with a body that is not a JSON object",
-                              "upstream_error", None, request_id)
-            restored, withheld = await anyio.to_thread.run_sync(restore_completion, parsed, prepared)
-            headers["x-privacy-withheld"] = str(withheld)  # surrogates left inside links on purpose
+            parsed = parse_upstream_json(content)
+            try:
+                if parsed is None:
+                    raise MalformedUpstream("the body is not valid JSON")
+                restored, withheld = await anyio.to_thread.run_sync(restore_completion, parsed, prepared)
+                restored["privacy_withheld"] = withheld
+                payload = json.dumps(restored, ensure_ascii=False, allow_nan=False).encode("utf-8")
+            except (MalformedUpstream, ValueError, TypeError, AttributeError, RecursionError) as exc:
+                what = str(exc) if isinstance(exc, MalformedUpstream) else type(exc).__name__
+                return _error(502, f"the upstream answered 200 with a body that is not a chat completion: {what}",
+                              "upstream_error", "malformed_upstream_response", request_id)
+            headers["x-privacy-withheld"] = str(withheld)  # surrogates left where a client may follow them
             if stream:  # the client asked for a stream: give it one, in a single chunk
                 return StreamingResponse(as_stream(restored, withheld), status_code=resp.status_code,
                                          headers=headers, media_type="text/event-stream")
-            return JSONResponse(restored, status_code=resp.status_code, headers=headers)
+            return Response(payload, status_code=resp.status_code, headers=headers, media_type="application/json")
         return StreamingResponse(restore_stream(resp, prepared), status_code=resp.status_code,
                                  headers=headers, media_type="text/event-stream")
 

@@ -35,6 +35,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default=None, help="model name sent upstream (default: the client's)")
     p.add_argument("--workers", type=int, default=None, help="privacy worker threads, each loads a detector "
                                                               "(default 1)")
+    p.add_argument("--large-request-chars", type=int, default=None,
+                   help="protect requests with more characters of text in a separate worker process (default 8000; "
+                        "0: no large lane)")
+    p.add_argument("--max-privacy-chars", type=int, default=None,
+                   help="refuse (413) requests with more characters of text (default 400000)")
+    p.add_argument("--privacy-time-budget", type=float, default=None,
+                   help="stop a large request's protection after this many seconds and answer 422 (default 120)")
     p.add_argument("--audit-dir", default=None, help="folder of proxy_audit.jsonl (default proxy_audit)")
     p.add_argument("--audit-max-bytes", type=int, default=None,
                    help="rotate the audit log past this size (default 10000000)")
@@ -60,7 +67,9 @@ def add_parser(subparsers: Any) -> None:
 # command-line option -> settings key
 _OPTIONS = {"upstream": "upstream", "host": "host", "port": "port", "method": "method", "detector": "detector",
             "guard_detector": "guard_detector", "pseudonym_scope": "pseudonym_scope", "model": "model",
-            "workers": "workers", "audit_dir": "audit_dir", "audit_max_bytes": "audit_max_bytes",
+            "workers": "workers", "large_request_chars": "large_request_chars",
+            "max_privacy_chars": "max_privacy_chars", "privacy_time_budget": "privacy_time_budget_s",
+            "audit_dir": "audit_dir", "audit_max_bytes": "audit_max_bytes",
             "max_body_bytes": "max_body_bytes", "timeout": "timeout_s", "max_retries": "max_retries",
             "upstream_key_env": "upstream_key_env", "client_key_env": "client_key_env"}
 

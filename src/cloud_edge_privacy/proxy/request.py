@@ -9,11 +9,21 @@ the egress guard scans them.  Values with a fixed vocabulary (roles, ``type``, J
 replaced by keyed ids (consistent within the request, never the client's text); ``logit_bias`` keeps only
 integer token ids.  Every other key is dropped (and counted).  A value of the wrong type for an allowed key
 is a 400 naming the field (never the value).
+
+Every string is scanned as a reader reads it: identifiers (tool and function names, a tool message's
+``name``, property names) become their words ("notify_margaret_thornton" -> "notify margaret thornton")
+for protection and are rebuilt as identifiers afterwards; numbers in JSON schemas (``default``,
+``examples``, ``enum``, ...) of four or more digits are protected as text and dropped when protection changes
+them (a card or phone number); top-level numbers must be finite and in their documented range (NaN,
+Infinity and absurd integers are a 400 naming the field) and ``seed`` is replaced by a keyed seed.
 """
 from __future__ import annotations
 
+import json
+import math
+import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Set
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 TOOL_CHOICE_MODES = frozenset({"none", "auto", "required"})
@@ -21,6 +31,12 @@ RESPONSE_FORMATS = frozenset({"text", "json_object", "json_schema"})
 REASONING_EFFORTS = frozenset({"minimal", "low", "medium", "high"})
 FLOATS = ("temperature", "top_p", "presence_penalty", "frequency_penalty")
 INTS = ("max_tokens", "max_completion_tokens", "n", "seed", "top_logprobs")
+# The documented range of each number (OpenAI's API reference); anything else is a 400 naming the field.
+RANGES: Dict[str, Tuple[float, float]] = {
+    "temperature": (0, 2), "top_p": (0, 1), "presence_penalty": (-2, 2), "frequency_penalty": (-2, 2),
+    "max_tokens": (1, 10_000_000), "max_completion_tokens": (1, 10_000_000), "n": (1, 128),
+    "seed": (-2 ** 63, 2 ** 63 - 1), "top_logprobs": (0, 20)}
+MAX_INT_DIGITS = 30  # a longer integer literal anywhere in a body is a 400 (no int parsing of 5,000 digits)
 BOOLS = ("stream", "logprobs", "parallel_tool_calls")
 # JSON-schema keywords: a fixed vocabulary, forwarded as they are; any other key outside a property map is dropped.
 SCHEMA_KEYWORDS = frozenset({
@@ -40,11 +56,72 @@ class InvalidRequest(ValueError):
     """A value of the wrong type for an allowed field; the message names the field, never the value."""
 
 
+class BadNumber:
+    """A JSON literal the proxy refuses (NaN, Infinity, an integer of more than MAX_INT_DIGITS digits)."""
+
+    def __init__(self, literal: str) -> None:
+        self.literal = literal
+
+
+def parse_body(data: bytes) -> Any:
+    """A client's JSON body (None when it is not JSON); NaN, Infinity and absurd integers become
+    :class:`BadNumber` (found, with their field, by :func:`build_outgoing`)."""
+    def num_int(lit: str) -> Any:
+        return BadNumber(lit) if len(lit.lstrip("-")) > MAX_INT_DIGITS else int(lit)
+
+    def num_float(lit: str) -> Any:
+        v = float(lit)
+        return v if math.isfinite(v) else BadNumber(lit)
+
+    try:
+        return json.loads(data, parse_int=num_int, parse_float=num_float, parse_constant=BadNumber)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError, ValueError):
+        return None
+
+
+def _find_bad(v: Any, where: str, depth: int = 0) -> Optional[str]:
+    if isinstance(v, BadNumber):
+        return where or "the body"
+    if depth > 200:
+        return None
+    if isinstance(v, dict):
+        for k, x in v.items():
+            bad = _find_bad(x, f"{where}.{k}" if where else str(k), depth + 1)
+            if bad:
+                return bad
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            bad = _find_bad(x, f"{where}[{i}]", depth + 1)
+            if bad:
+                return bad
+    return None
+
+
+def ident_words(name: str) -> str:
+    """An identifier as words: snake_case, kebab-case, dotted and camelCase split ("notifyMargaret_thornton"
+    -> "notify Margaret thornton")."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", " ", name)
+    return " ".join(re.split(r"[\s_.\-/:]+", spaced)).strip()
+
+
+def words_ident(words: str) -> str:
+    """Protected words back to an identifier ([A-Za-z0-9_], at most 64 characters)."""
+    out = re.sub(r"[^A-Za-z0-9]+", "_", words).strip("_")[:64]
+    return out or "unnamed"
+
+
 @dataclass(frozen=True)
 class Slot:
-    """Where one protected text goes in the outgoing body."""
+    """Where one protected text goes in the outgoing body; ``kind``: ``text`` (as protected), ``ident``
+    (an identifier: rebuilt from its protected words, unchanged when protection changed nothing) or
+    ``number`` (a schema number: kept when protection left it alone, else dropped)."""
 
     index: int
+    kind: str = "text"
+    value: Any = None
+
+
+_DROP = object()
 
 
 @dataclass
@@ -56,17 +133,29 @@ class Outgoing:
     dropped: int = 0                               # keys left out (not on the allow-list)
 
     def fill(self, texts: List[str]) -> Dict[str, Any]:
-        """The outgoing body with ``texts`` (the protected slot texts) in place of the slots."""
+        """The outgoing body with ``texts`` (the protected slot texts) in place of the slots; schema numbers
+        that protection changed are dropped (and counted)."""
         if len(texts) != len(self.texts):
             raise ValueError("one protected text per slot is needed")
 
+        def one(v: Slot) -> Any:
+            new = texts[v.index]
+            if v.kind == "ident":
+                return v.value if new == self.texts[v.index] else words_ident(new)
+            if v.kind == "number":
+                if new == self.texts[v.index]:
+                    return v.value
+                self.dropped += 1
+                return _DROP
+            return new
+
         def walk(v: Any) -> Any:
             if isinstance(v, Slot):
-                return texts[v.index]
+                return one(v)
             if isinstance(v, list):
-                return [walk(x) for x in v]
+                return [y for y in (walk(x) for x in v) if y is not _DROP]
             if isinstance(v, dict):
-                return {walk(k): walk(x) for k, x in v.items()}
+                return {walk(k): y for k, y in ((k, walk(x)) for k, x in v.items()) if y is not _DROP}
             return v
 
         return walk(self.skeleton)
@@ -83,6 +172,21 @@ class _Builder:
             raise InvalidRequest(f"{where} must be a string")
         self.texts.append(value)
         return Slot(len(self.texts) - 1)
+
+    def ident(self, value: Any, where: str) -> Slot:
+        """An identifier, protected as its words (see :func:`ident_words`)."""
+        if not isinstance(value, str):
+            raise InvalidRequest(f"{where} must be a string")
+        self.texts.append(ident_words(value))
+        return Slot(len(self.texts) - 1, "ident", value)
+
+    def number(self, value: Any) -> Any:
+        """A schema number: four or more digits are protected as text (a card, phone or ID number)."""
+        digits = re.sub(r"\D", "", repr(value))
+        if len(digits.lstrip("0")) < 4:
+            return value
+        self.texts.append(str(value))
+        return Slot(len(self.texts) - 1, "number", value)
 
     def keep(self, obj: Dict[str, Any], allowed: Set[str]) -> None:
         self.dropped += sum(1 for k in obj if k not in allowed)
@@ -113,7 +217,7 @@ class _Builder:
                 raise InvalidRequest(f"{where}.content must be a string, a list of text parts or null")
             out["content"] = None
         if "name" in allowed and m.get("name") is not None:
-            out["name"] = self.slot(m["name"], f"{where}.name")
+            out["name"] = self.ident(m["name"], f"{where}.name")
         if m.get("tool_call_id") is not None:
             out["tool_call_id"] = self.tool_call_id(m["tool_call_id"], f"{where}.tool_call_id")
         if m.get("tool_calls") is not None:
@@ -135,7 +239,7 @@ class _Builder:
         fn = call["function"]
         self.keep(fn, {"name", "arguments"})
         out: Dict[str, Any] = {"type": "function",
-                               "function": {"name": self.slot(fn.get("name"), f"{where}.function.name"),
+                               "function": {"name": self.ident(fn.get("name"), f"{where}.function.name"),
                                             "arguments": self.slot(fn.get("arguments", ""),
                                                                    f"{where}.function.arguments")}}
         if call.get("id") is not None:
@@ -148,8 +252,10 @@ class _Builder:
             raise InvalidRequest(f"{where} is nested deeper than {MAX_DEPTH} levels")
         if isinstance(value, str):
             return self.slot(value, where)
-        if isinstance(value, bool) or value is None or isinstance(value, (int, float)):
+        if isinstance(value, bool) or value is None:
             return value
+        if isinstance(value, (int, float)):
+            return self.number(value)
         if isinstance(value, list):
             return [self.schema(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]
         if isinstance(value, dict):
@@ -159,7 +265,8 @@ class _Builder:
                     self.dropped += 1
                     continue
                 if k in PROPERTY_MAPS and isinstance(v, dict):
-                    out[k] = {self.slot(name, f"{where}.{k} (a property name)"):
+                    key = self.slot if k == "patternProperties" else self.ident
+                    out[k] = {key(name, f"{where}.{k} (a property name)"):
                               self.schema(sub, f"{where}.{k}[{i}]", depth + 1) for i, (name, sub) in enumerate(v.items())}
                 else:
                     out[k] = self.schema(v, f"{where}.{k}", depth + 1)
@@ -172,7 +279,7 @@ class _Builder:
         self.keep(t, {"type", "function"})
         fn = t["function"]
         self.keep(fn, {"name", "description", "parameters", "strict"})
-        out: Dict[str, Any] = {"name": self.slot(fn.get("name"), f"{where}.function.name")}
+        out: Dict[str, Any] = {"name": self.ident(fn.get("name"), f"{where}.function.name")}
         if fn.get("description") is not None:
             out["description"] = self.slot(fn["description"], f"{where}.function.description")
         if fn.get("parameters") is not None:
@@ -189,8 +296,8 @@ class _Builder:
         if isinstance(v, dict) and isinstance(v.get("function"), dict):
             self.keep(v, {"type", "function"})
             self.keep(v["function"], {"name"})
-            return {"type": "function", "function": {"name": self.slot(v["function"].get("name"),
-                                                                        "tool_choice.function.name")}}
+            return {"type": "function", "function": {"name": self.ident(v["function"].get("name"),
+                                                                         "tool_choice.function.name")}}
         raise InvalidRequest("tool_choice must be a string or {'type': 'function', 'function': {'name': ...}}")
 
     def response_format(self, v: Any) -> Dict[str, Any]:
@@ -201,7 +308,7 @@ class _Builder:
         js = v.get("json_schema")
         if v["type"] == "json_schema" and isinstance(js, dict):
             self.keep(js, {"name", "description", "schema", "strict"})
-            inner: Dict[str, Any] = {"name": self.slot(js.get("name", "response"), "response_format.json_schema.name")}
+            inner: Dict[str, Any] = {"name": self.ident(js.get("name", "response"), "response_format.json_schema.name")}
             if js.get("description") is not None:
                 inner["description"] = self.slot(js["description"], "response_format.json_schema.description")
             if js.get("schema") is not None:
@@ -217,9 +324,12 @@ class _Builder:
 def _typed(value: Any, kind: Any, where: str) -> Any:
     ok = isinstance(value, kind) and not (kind is not bool and isinstance(value, bool))
     if kind is float:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
     if not ok:
-        raise InvalidRequest(f"{where} must be {'a number' if kind is float else kind.__name__}")
+        raise InvalidRequest(f"{where} must be {'a finite number' if kind is float else kind.__name__}")
+    lo_hi = RANGES.get(where)
+    if lo_hi is not None and not lo_hi[0] <= value <= lo_hi[1]:
+        raise InvalidRequest(f"{where} must be between {lo_hi[0]} and {lo_hi[1]}")
     return value
 
 
@@ -232,6 +342,10 @@ def build_outgoing(body: Any, hash_id: Callable[[str], str], model: Optional[str
     """
     if not isinstance(body, dict):
         raise InvalidRequest("the request body must be a JSON object")
+    bad = _find_bad(body, "")
+    if bad:
+        raise InvalidRequest(f"{bad} must be a finite number of at most {MAX_INT_DIGITS} digits "
+                             f"(NaN, Infinity and longer integers are refused)")
     msgs = body.get("messages")
     if not isinstance(msgs, list) or not msgs:
         raise InvalidRequest("'messages' must be a non-empty list")
@@ -252,6 +366,8 @@ def build_outgoing(body: Any, hash_id: Callable[[str], str], model: Optional[str
     for k in INTS:
         if body.get(k) is not None:
             out[k] = _typed(body[k], int, k)
+    if "seed" in out:  # a keyed seed: the same client seed gives the same upstream seed, and carries nothing
+        out["seed"] = int(hash_id(f"seed:{out['seed']}")[-12:], 16)
     for k in BOOLS:
         if body.get(k) is not None:
             out[k] = _typed(body[k], bool, k)
@@ -290,31 +406,61 @@ def build_outgoing(body: Any, hash_id: Callable[[str], str], model: Optional[str
     return Outgoing(out, b.texts, b.dropped)
 
 
-def url_arguments(body: Dict[str, Any]) -> Dict[str, Set[str]]:
-    """Tool name (as sent upstream) -> names of its arguments whose schema says URL/URI (a ``format`` of
-    uri/url/iri... or a name such as ``url``, ``href``, ``webhook``): restoration leaves these alone."""
-    out: Dict[str, Set[str]] = {}
-    for t in body.get("tools") or []:
-        fn = t.get("function") or {}
-        names: Set[str] = set()
+@dataclass(frozen=True)
+class Param:
+    """One declared tool parameter: the client's name and how its values may be restored (``text``: a plain
+    string, no format, enum, const or pattern, not named like a URL; ``object``/``array``: look inside;
+    ``other``: never restored)."""
 
-        def walk(schema: Any) -> None:
-            if isinstance(schema, dict):
-                for pm in PROPERTY_MAPS:
-                    props = schema.get(pm)
-                    if isinstance(props, dict):
-                        for name, sub in props.items():
-                            fmt = sub.get("format") if isinstance(sub, dict) else None
-                            if (isinstance(fmt, str) and fmt.lower() in URL_FORMATS) or \
-                                    any(h in str(name).lower() for h in URL_NAME_HINTS):
-                                names.add(str(name))
-                for v in schema.values():
-                    walk(v)
-            elif isinstance(schema, list):
-                for v in schema:
-                    walk(v)
+    name: str
+    kind: str
+    children: Dict[str, "Param"] = field(default_factory=dict)   # sent property name -> Param
+    items: Optional["Param"] = None
 
-        walk(fn.get("parameters"))
-        if isinstance(fn.get("name"), str):
-            out[fn["name"]] = names
+
+@dataclass(frozen=True)
+class ToolDecl:
+    """A tool the request declared: the client's name and its parameters by the names sent upstream."""
+
+    name: str
+    params: Dict[str, Param]
+
+
+def _types(schema: Dict[str, Any]) -> Set[str]:
+    t = schema.get("type")
+    return {t} if isinstance(t, str) else {x for x in t if isinstance(x, str)} if isinstance(t, list) else set()
+
+
+def _param(client: Any, sent: Any, name: str) -> Param:
+    if not isinstance(client, dict) or not isinstance(sent, dict):
+        return Param(name, "other")
+    types = _types(client)
+    if "object" in types or "properties" in client:
+        return Param(name, "object", _props(client, sent))
+    if "array" in types or "items" in client:
+        return Param(name, "array", items=_param(client.get("items"), sent.get("items"), name))
+    plain = ("string" in types and types <= {"string", "null"} and not any(
+        k in client for k in ("format", "enum", "const", "pattern", "contentEncoding", "contentMediaType"))
+        and not any(h in name.lower() for h in URL_NAME_HINTS))
+    return Param(name, "text" if plain else "other")
+
+
+def _props(client: Dict[str, Any], sent: Dict[str, Any]) -> Dict[str, Param]:
+    cp, sp = client.get("properties"), sent.get("properties")
+    if not isinstance(cp, dict) or not isinstance(sp, dict) or len(cp) != len(sp):
+        return {}
+    return {str(s_name): _param(c_sub, s_sub, str(c_name))
+            for (c_name, c_sub), (s_name, s_sub) in zip(cp.items(), sp.items())}
+
+
+def declared_tools(client: Dict[str, Any], sent: Dict[str, Any]) -> Dict[str, ToolDecl]:
+    """The tools this request declared, by the name sent upstream (the client's body and the outgoing body
+    side by side: same tools, same order)."""
+    out: Dict[str, ToolDecl] = {}
+    for ct, st in zip(client.get("tools") or [], sent.get("tools") or []):
+        cfn, sfn = ct.get("function") or {}, st.get("function") or {}
+        if isinstance(sfn.get("name"), str) and isinstance(cfn.get("name"), str):
+            params = cfn.get("parameters")
+            out[sfn["name"]] = ToolDecl(cfn["name"], _props(params, sfn.get("parameters") or {})
+                                        if isinstance(params, dict) else {})
     return out

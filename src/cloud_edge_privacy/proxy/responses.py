@@ -1,5 +1,6 @@
-"""OpenAI-style error bodies and lenient JSON parsing for the proxy's HTTP handlers (the HTTP calls to the
-upstream go through :class:`~..models.cloud_client.AsyncCloudClient`, the same seam as the benchmark)."""
+"""OpenAI-style error bodies and strict JSON parsing of upstream answers for the proxy's HTTP handlers (the
+HTTP calls to the upstream go through :class:`~..models.cloud_client.AsyncCloudClient`, the same seam as the
+benchmark)."""
 from __future__ import annotations
 
 import json
@@ -11,8 +12,12 @@ def error_body(message: str, err_type: str, code: Optional[str] = None) -> Dict[
     return {"error": {"message": message, "type": err_type, "param": None, "code": code}}
 
 
-def parse_json(data: bytes) -> Any:
+def parse_upstream_json(data: bytes) -> Any:
+    """An upstream answer parsed strictly: NaN and Infinity (not JSON) make it invalid (None)."""
+    def refuse(lit: str) -> Any:
+        raise ValueError(lit)
+
     try:
-        return json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        return json.loads(data, parse_constant=refuse)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError, ValueError):
         return None

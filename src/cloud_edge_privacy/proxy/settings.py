@@ -70,7 +70,16 @@ class ProxySettings(BaseModel):
                              "conversation (X-Conversation-Id header or derived from the first user message); "
                              "request: fresh surrogates in every request")
     model: Optional[str] = Field(None, description="model name sent upstream (default: the client's)")
-    workers: int = Field(1, ge=1, le=16, description="privacy worker threads, each with its own detector")
+    workers: int = Field(1, ge=1, le=16, description="privacy worker threads for small requests, each with its "
+                                                     "own detector")
+    large_request_chars: int = Field(8_000, ge=0, description="requests with more characters of text than this "
+                                     "are protected in a separate worker process (0: no large lane)")
+    max_privacy_chars: int = Field(400_000, ge=1000, description="at most this many characters of text per "
+                                   "request are protected; more is a 413 (nothing is sent)")
+    privacy_time_budget_s: float = Field(120.0, gt=0, description="a large request whose protection takes "
+                                         "longer is stopped and answered 422 (nothing is sent)")
+    lane_start_timeout_s: float = Field(300.0, gt=0, description="time allowed for the large lane's worker "
+                                        "process to load its models")
     max_body_bytes: int = Field(2_000_000, ge=1024)
     max_messages: int = Field(512, ge=1)
     timeout_s: float = Field(120.0, gt=0)

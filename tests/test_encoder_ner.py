@@ -1,0 +1,106 @@
+"""The encoder recognizer: windowing and span building (always), and the shipped model on a few texts and on
+the trap words of issue 28 (when the model is in the package; it is built by scripts/train_encoder_ner.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cloud_edge_privacy.detection.encoder_ner import (MODEL_DIR, EncoderNerRecognizer, _windows, bio_labels,
+                                                      load_encoder)
+from cloud_edge_privacy.errors import ModelFileError
+from cloud_edge_privacy.spans import Span
+
+
+def test_windows_keep_every_token_once():
+    for n in (1, 50, 126, 127, 300, 1000):
+        cover = [0] * n
+        for s, e, kf, kt in _windows(n, 126):
+            assert 0 <= s <= kf < kt <= e <= n and e - s <= 126
+            for i in range(kf, kt):
+                cover[i] += 1
+        assert cover == [1] * n
+
+
+def test_spans_from_token_labels_are_widened_to_words():
+    labels = bio_labels()
+    text = "Call Annabel Smithers-Jones at Acme now"
+    # tokens: call | anna | ##bel | smithers | - | jones | at | acme | now
+    offsets = [(0, 4), (5, 9), (9, 12), (13, 21), (21, 22), (22, 27), (28, 30), (31, 35), (36, 39)]
+    tags = ["O", "B-PERSON", "I-PERSON", "I-PERSON", "I-PERSON", "O", "O", "B-ORG", "O"]
+    probs = np.full((len(tags), len(labels)), 0.01, dtype=np.float32)
+    for i, t in enumerate(tags):
+        probs[i, labels.index(t)] = 0.9
+    spans = EncoderNerRecognizer._spans(text, offsets, probs, labels)
+    # "jones" was labelled O, but the span ends inside the word "Smithers-Jones": widened to its end
+    assert [(s.text(text), s.category, s.source) for s in spans] == [
+        ("Annabel Smithers-Jones", "PERSON", "encoder:PERSON"), ("Acme", "ORG", "encoder:ORG")]
+    assert all(isinstance(s, Span) and 0 < s.score <= 1 for s in spans)
+
+
+def test_cjk_span_is_not_widened_over_the_sentence():
+    labels = bio_labels()
+    text = "我叫张伟住在北京"
+    offsets = [(i, i + 1) for i in range(len(text))]
+    probs = np.zeros((len(text), len(labels)), dtype=np.float32)
+    probs[:, 0] = 1.0
+    for i, t in ((2, "B-PERSON"), (3, "I-PERSON")):
+        probs[i] = 0.0
+        probs[i, labels.index(t)] = 1.0
+    spans = EncoderNerRecognizer._spans(text, offsets, probs, labels)
+    assert [(s.text(text), s.category) for s in spans] == [("张伟", "PERSON")]
+
+
+def test_missing_model_is_a_clear_error(tmp_path):
+    with pytest.raises(ModelFileError, match="train_encoder_ner.py"):
+        EncoderNerRecognizer(str(tmp_path)).check()
+
+
+def _model_or_skip() -> EncoderNerRecognizer:
+    if not (MODEL_DIR / "model.onnx").is_file():
+        pytest.skip(f"{MODEL_DIR}/model.onnx not built (scripts/train_encoder_ner.py --fold all)")
+    pytest.importorskip("onnxruntime", reason="the [encoder] extra is not installed")
+    rec = EncoderNerRecognizer()
+    rec.check()
+    return rec
+
+
+def _covered(text: str, spans, word: str, category: str = "") -> bool:
+    i = text.index(word)
+    return any(s.start <= i and i + len(word) <= s.end and (not category or s.category == category) for s in spans)
+
+
+def test_names_and_places_in_context():
+    rec = _model_or_skip()
+    text = ("Please rewrite my cover letter. My name is Priya Deshmukh, I live in Pune, Maharashtra, and I worked "
+            "for ExxonMobil for four years.")
+    spans = rec.analyze(text)
+    assert _covered(text, spans, "Priya Deshmukh", "PERSON")
+    assert _covered(text, spans, "Pune")
+    assert _covered(text, spans, "ExxonMobil")
+    for s in spans:  # offsets point into the text, on word boundaries
+        assert s.text(text).strip() == s.text(text) and s.source == f"encoder:{s.category}"
+
+
+def test_trap_words_are_not_persons():
+    rec = _model_or_skip()
+    texts = {
+        "var": "In C#, is `var result = Compute(peer);` slower than an explicit type?",
+        "score": "The APACHE II score on admission was 27, what mortality does that predict?",
+        "Managers": "Managers of every branch should approve the rota by Monday.",
+        "Uni": "Is the Changan Uni-v a reliable car for a family?",
+        "Revenue": "Revenue rose 4% in the third quarter while the market for tablets shrank.",
+        "lookup": "The assistant may call the tool `lookup` to search the knowledge base.",
+    }
+    found = rec.analyze_many(list(texts.values()))
+    for (word, text), spans in zip(texts.items(), found):
+        assert not _covered(text, spans, word, "PERSON"), (word, [(s.text(text), s.category) for s in spans])
+
+
+def test_long_text_is_windowed():
+    rec = _model_or_skip()
+    filler = "The committee reviewed the annual budget and the maintenance plan for the building. " * 30
+    text = filler + "The complaint was filed by Mr Jonathan Whitfield on behalf of his neighbours. " + filler
+    m = load_encoder(rec.path, rec.threads)
+    assert len(m.tok.encode(text, add_special_tokens=False).ids) > 3 * m.max_len
+    spans = rec.analyze(text)
+    assert _covered(text, spans, "Jonathan Whitfield", "PERSON")
