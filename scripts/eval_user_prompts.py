@@ -14,16 +14,18 @@ training).  ``--set tab``: TAB dev (``echr_dev.json``).
     .venv/bin/python scripts/eval_user_prompts.py --set real --misses default     # what the default missed
     .venv/bin/python scripts/eval_user_prompts.py --set generated --split test
     .venv/bin/python scripts/eval_user_prompts.py --set tab
-    .venv/bin/python scripts/eval_user_prompts.py --set real --detectors default --guard   # egress guard blocks
+    .venv/bin/python scripts/eval_user_prompts.py --set real --gateway --gateway-only \
+        --detectors default,fast,presidio,spacy              # end to end: refused, leaked, kept, repairs, latency
     .venv/bin/python scripts/eval_user_prompts.py --regenerate                    # rewrite the generated files
 """
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -93,28 +95,125 @@ def detect(name: str, docs: Sequence[Dict[str, Any]], cross_validate: bool) -> L
     return out
 
 
-def guard_blocks(name: str, docs: Sequence[Dict[str, Any]], cross_validate: bool,
-                 method: str = "placeholder") -> Dict[str, Any]:
-    """How often the egress guard blocks a text protected by this preset with ``method``: every rule, and
-    rule 4 (the independent check) on its own."""
-    from cloud_edge_privacy.core.egress import check_egress
-    from cloud_edge_privacy.core.gateway import PrivacyGateway
-    from cloud_edge_privacy.randomness import Randomness
+_WORDS = re.compile(r"\w+")
 
-    structured = build_detector("structured")
-    blocked, by_rule = 0, defaultdict(int)
-    folds = range(N_FOLDS) if cross_validate and uses_learned(name) else [None]
-    for k in folds:
-        det = build_detector(name) if k is None else build_detector(name, learned_path=str(fold_model_dir(k)))
-        gw = PrivacyGateway(method, Randomness.benchmark(0), detector=det)
+
+def _norm(s: str) -> str:
+    return re.sub(r"\s+", " ", s).strip().lower()
+
+
+def _whole(unit: str, sent: str) -> bool:
+    """The unit in the sent text as whole words (not "mi" inside "family", "chris" inside a surrogate
+    "Christopher"): a stricter reading than the reference measure's substring test, printed beside it."""
+    return re.search(r"(?<!\w)" + re.escape(unit) + r"(?!\w)", sent) is not None
+
+
+def gateway_e2e(name: str, docs: Sequence[Dict[str, Any]], cross_validate: bool,
+                method: str = "pseudonym") -> Dict[str, Any]:
+    """End to end, as a library user calls it: ``Gateway(method, detector=name).protect(text)`` with the egress
+    guard on (it repairs what it can, refuses the rest).  The measure of ``../shared/tools/gateway_e2e.py``:
+    a prompt is refused when ``protect`` raises; a PII unit (unique, case- and space-normalised surface) leaks
+    when it is in a sent text; non-PII words kept = words outside every unit that are still in the sent text.
+    With ``cross_validate``, prompts of fold K are read by fold K's models (the learned NER and decider of
+    learned presets, and the guard's own learned recognizer for every preset)."""
+    import os
+
+    os.environ.setdefault("CEP_SECRET_KEY", "ab" * 32)  # as the reference tool: deployment randomness, fixed key
+    from cloud_edge_privacy import Gateway
+    from cloud_edge_privacy.core.egress import IndependentCheck
+    from cloud_edge_privacy.errors import PrivacyGatewayError
+
+    stats: Dict[str, Counter] = defaultdict(Counter)
+    repairs: Counter = Counter()
+    refusals: Counter = Counter()
+    latency: List[float] = []
+    for k in (range(N_FOLDS) if cross_validate else [None]):
+        gw = Gateway(method, detector=name)
+        if k is not None:
+            path = str(fold_model_dir(k))
+            if uses_learned(name):
+                det = build_detector(name, learned_path=path)
+                gw._pipe.detector = gw._pipe.gateway._detector = det
+            gw._pipe.independent = IndependentCheck(path)
+        gw._pipe.warm_up()
+        gw.protect("Warm-up: Ms Anna Berg wrote to mr john smith in Oslo.")
         for d in docs:
             if k is not None and fold_of(d["doc_id"]) != k:
                 continue
-            findings = check_egress(gw.protect(d["text"], scope=d["doc_id"]), structured)
-            blocked += bool(findings)
-            for rule in {f.rule for f in findings}:
-                by_rule[rule] += 1
-    return {"blocked": blocked, "n": len(docs), "by_rule": dict(by_rule)}
+            text = d["text"]
+            ments = [m for a in d["annotations"].values() for m in a["entity_mentions"]]
+            units = {_norm(m["span_text"]) for m in ments} - {""}
+            pii = [False] * len(text)
+            for m in ments:
+                for i in range(m["start_offset"], m["end_offset"]):
+                    pii[i] = True
+            words = [w.group().lower() for w in _WORDS.finditer(text) if not any(pii[w.start():w.end()])]
+            t0 = time.perf_counter()
+            try:
+                out = gw.protect(text)
+            except PrivacyGatewayError as exc:
+                latency.append((time.perf_counter() - t0) * 1e3)
+                for g in ("all", _group(d)):
+                    stats[g].update(prompts=1, refused=1, units=len(units))
+                refusals.update(set(re.findall(r"\b([a-z_]+_in_clear|identifier_kept_in_replacement)\b", str(exc)))
+                                or {type(exc).__name__})
+                continue
+            latency.append((time.perf_counter() - t0) * 1e3)
+            sent = _norm(out.text)
+            kept_words = {w.lower() for w in _WORDS.findall(out.text)}
+            for g in ("all", _group(d)):
+                stats[g].update(prompts=1, units=len(units), sent_units=len(units),
+                                leaked=sum(1 for u in units if u in sent),
+                                leaked_whole=sum(1 for u in units if _whole(u, sent)), words=len(words),
+                                kept=sum(1 for w in words if w in kept_words), repaired=bool(out.repairs))
+            repairs.update(out.repairs)
+    lat = sorted(latency)
+    return {"stats": {g: dict(c) for g, c in stats.items()}, "repairs": dict(repairs), "refusals": dict(refusals),
+            "p50_ms": round(lat[len(lat) // 2], 1) if lat else None,
+            "p95_ms": round(lat[int(len(lat) * 0.95)], 1) if lat else None}
+
+
+def analyzer_latency(name: str, docs: Sequence[Dict[str, Any]]) -> Dict[str, float]:
+    """p50/p95 of a preset's ``analyze`` alone on each prompt (a baseline for the gateway's latency)."""
+    det = build_detector(name)
+    det.cache_size = 0
+    det.analyze("Warm-up: Ms Anna Berg wrote to mr john smith in Oslo.")
+    lat = []
+    for d in docs:
+        t0 = time.perf_counter()
+        det.analyze(d["text"])
+        lat.append((time.perf_counter() - t0) * 1e3)
+    lat.sort()
+    return {"p50_ms": round(lat[len(lat) // 2], 1), "p95_ms": round(lat[int(len(lat) * 0.95)], 1)}
+
+
+def _rate(c: Dict[str, int], num: str, den: str) -> str:
+    return f"{c.get(num, 0) / c[den]:.3f}" if c.get(den) else "-"
+
+
+def print_gateway(results: Dict[str, Dict[str, Any]], method: str) -> None:
+    print(f"\nend to end: Gateway({method!r}, detector=...).protect(text), egress guard on (repairs, then refuses)\n")
+    print("| detector | prompts refused | PII units leaked in sent prompts | (as whole words) | non-PII words kept "
+          "| prompts repaired | p50 ms | p95 ms |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, r in results.items():
+        a = r["stats"]["all"]
+        print(f"| {name} | {_rate(a, 'refused', 'prompts')} ({a.get('refused', 0)}/{a['prompts']}) "
+              f"| {_rate(a, 'leaked', 'sent_units')} ({a.get('leaked', 0)}/{a.get('sent_units', 0)}) "
+              f"| {_rate(a, 'leaked_whole', 'sent_units')} | {_rate(a, 'kept', 'words')} | {a.get('repaired', 0)} | {r['p50_ms']} | {r['p95_ms']} |")
+    for name, r in results.items():
+        print(f"\n[{name}] repaired values per rule/category: "
+              + (", ".join(f"{k} {v}" for k, v in sorted(r["repairs"].items())) or "none")
+              + "; refusals by rule: " + (", ".join(f"{k} {v}" for k, v in sorted(r["refusals"].items())) or "none"))
+    groups = sorted(g for g in next(iter(results.values()))["stats"] if g != "all")
+    if groups:
+        print("\nper PUPA category: refused / leaked in sent / non-PII words kept\n")
+        print("| detector | " + " | ".join(groups) + " |\n|---|" + "---|" * len(groups))
+        for name, r in results.items():
+            st = r["stats"]
+            print(f"| {name} | " + " | ".join(
+                f"{_rate(st[g], 'refused', 'prompts')} / {_rate(st[g], 'leaked', 'sent_units')} / "
+                f"{_rate(st[g], 'kept', 'words')}" for g in groups) + " |")
 
 
 def load_set(which: str, split: str) -> List[Dict[str, Any]]:
@@ -133,8 +232,11 @@ def main() -> None:
     ap.add_argument("--misses", default="", help="print every gold mention this detector missed")
     ap.add_argument("--no-cv", action="store_true", help="use the final learned model everywhere (in-sample on real)")
     ap.add_argument("--union", default="", help="also score the union of these presets (comma-separated)")
-    ap.add_argument("--guard", action="store_true",
-                    help="also protect every text (placeholder method) and count what the egress guard blocks")
+    ap.add_argument("--gateway", "--guard", dest="gateway", action="store_true",
+                    help="also run every preset end to end (Gateway.protect, egress guard on): prompts refused, PII "
+                         "units leaked in sent prompts, non-PII words kept, repairs per rule, latency")
+    ap.add_argument("--method", default="pseudonym", help="the privacy method of --gateway")
+    ap.add_argument("--gateway-only", action="store_true", help="with --gateway: skip the detection scores")
     ap.add_argument("--json", default=None, help="write the results to this file")
     ap.add_argument("--regenerate", action="store_true", help="rewrite the generated split files and exit")
     args = ap.parse_args()
@@ -150,44 +252,46 @@ def main() -> None:
     names = [n for n in args.detectors.split(",") if n]
     spans: Dict[str, List[List[Any]]] = {}
     rows = []
-    for name in names:
-        t0 = time.perf_counter()
-        spans[name] = detect(name, docs, cv)
-        miss: Optional[List[str]] = [] if name == args.misses else None
-        res = score(docs, spans[name], miss)
-        res["seconds"] = round(time.perf_counter() - t0, 1)
-        rows.append((name, res))
-        if miss:
-            print(f"[{name}] missed mentions:\n  " + "\n  ".join(miss) + "\n")
-    if args.union:
-        parts = args.union.split(",")
-        for p in parts:
-            if p not in spans:
-                spans[p] = detect(p, docs, cv)
-        uni = [sum((spans[p][i] for p in parts), []) for i in range(len(docs))]
-        rows.append((f"union({args.union})", score(docs, uni)))
-    print("| detector | fully masked units | ER_di | ER_qi | token recall | token precision | seconds |")
-    print("|---|---|---|---|---|---|---|")
-    for name, r in rows:
-        print(f"| {name} | {r['fully_masked']:.3f} | {r['ER_di']:.3f} | {r['ER_qi']:.3f} | {r['token_recall']:.3f} "
-              f"| {r['token_precision']:.3f} | {r.get('seconds', '')} |")
-    n = rows[0][1]
-    print(f"\nentities: {n['n_entities_di']} direct, {n['n_entities_qi']} quasi")
-    groups = list(rows[0][1]["groups"])
-    if len(groups) > 1:
-        print("\nfully masked units per category (masked/total):\n")
-        print("| detector | " + " | ".join(groups) + " |\n|---|" + "---|" * len(groups))
-        for name, r in rows:
-            print(f"| {name} | " + " | ".join(f"{r['groups'][g][0] / r['groups'][g][1]:.3f} ({r['groups'][g][0]}/"
-                                               f"{r['groups'][g][1]})" for g in groups) + " |")
-    if args.guard:
-        print("\negress guard on texts protected by each preset (placeholder method): blocked texts, and texts per "
-              "rule (independent_check_in_clear = rule 4, the guard's own recognizers)\n")
+    if not args.gateway_only:
         for name in names:
-            g = guard_blocks(name, docs, cv)
-            rows.append((f"guard:{name}", g))
-            print(f"  {name}: blocked {g['blocked']}/{g['n']} ({g['blocked'] / g['n']:.1%}); "
-                  + ", ".join(f"{r} {c}" for r, c in sorted(g["by_rule"].items())))
+            t0 = time.perf_counter()
+            spans[name] = detect(name, docs, cv)
+            miss: Optional[List[str]] = [] if name == args.misses else None
+            res = score(docs, spans[name], miss)
+            res["seconds"] = round(time.perf_counter() - t0, 1)
+            rows.append((name, res))
+            if miss:
+                print(f"[{name}] missed mentions:\n  " + "\n  ".join(miss) + "\n")
+        if args.union:
+            parts = args.union.split(",")
+            for p in parts:
+                if p not in spans:
+                    spans[p] = detect(p, docs, cv)
+            uni = [sum((spans[p][i] for p in parts), []) for i in range(len(docs))]
+            rows.append((f"union({args.union})", score(docs, uni)))
+        print("| detector | fully masked units | ER_di | ER_qi | token recall | token precision | seconds |")
+        print("|---|---|---|---|---|---|---|")
+        for name, r in rows:
+            print(f"| {name} | {r['fully_masked']:.3f} | {r['ER_di']:.3f} | {r['ER_qi']:.3f} | {r['token_recall']:.3f} "
+                  f"| {r['token_precision']:.3f} | {r.get('seconds', '')} |")
+        n = rows[0][1]
+        print(f"\nentities: {n['n_entities_di']} direct, {n['n_entities_qi']} quasi")
+        groups = list(rows[0][1]["groups"])
+        if len(groups) > 1:
+            print("\nfully masked units per category (masked/total):\n")
+            print("| detector | " + " | ".join(groups) + " |\n|---|" + "---|" * len(groups))
+            for name, r in rows:
+                print(f"| {name} | " + " | ".join(f"{r['groups'][g][0] / r['groups'][g][1]:.3f} ({r['groups'][g][0]}/"
+                                                   f"{r['groups'][g][1]})" for g in groups) + " |")
+    if args.gateway:
+        results = {name: gateway_e2e(name, docs, cv, args.method) for name in names}
+        print_gateway(results, args.method)
+        if "presidio" in names:
+            pres = analyzer_latency("presidio", docs)
+            print(f"\nPresidio's analyzer alone on the same prompts, same process: p50 {pres['p50_ms']} ms, "
+                  f"p95 {pres['p95_ms']} ms")
+            results["presidio_analyzer_alone"] = pres
+        rows += [(f"gateway:{n}", r) for n, r in results.items()]
     if args.json:
         Path(args.json).write_text(json.dumps({n: r for n, r in rows}, indent=1))
 

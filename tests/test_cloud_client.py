@@ -91,7 +91,8 @@ def test_fail_closed_sends_nothing(fake_cloud):
 
 
 def test_silent_detector_is_caught_by_the_egress_guard(fake_cloud):
-    """Detection finds nothing; the structured scan of the final body still finds the SSN and e-mail."""
+    """Detection finds nothing; the structured scan of the final body still finds the SSN and e-mail, and the
+    guard's repair masks them (same operator) before anything is sent: the server never sees them."""
     p = _pipeline(privacy_method="placeholder", cache=False)
 
     class Silent:
@@ -102,9 +103,15 @@ def test_silent_detector_is_caught_by_the_egress_guard(fake_cloud):
 
     p.gateway._detector = Silent()
     res = p.cloud({"doc_id": "s", "text": "Reach me at jo.vik@example.org, SSN 078-05-1120.", "instruction": "Reply."})
-    assert fake_cloud.requests == []
-    assert res.status == "privacy_failure" and "egress guard" in res.reason
-    assert "078-05-1120" not in res.reason and "example.org" not in res.reason
+    body = fake_cloud.bodies_text()
+    assert res.status == "ok", res.reason
+    assert "078-05-1120" not in body and "example.org" not in body and "[CODE_" in body
+    events = _lines(CONTEXTS.get().audit.path)
+    repaired = [e for e in events if e["event"] == "egress_repaired"]
+    assert repaired and repaired[0]["repairs"].get("structured_identifier_in_clear/CODE") == 2
+    # the repair is audited before the attempt, without the values
+    assert events.index(repaired[0]) < [e["event"] for e in events].index("http_attempt")
+    assert "078-05-1120" not in str(repaired) and "example.org" not in str(repaired)
 
 
 def test_a_cloud_fault_is_one_samples_failure(fake_cloud):

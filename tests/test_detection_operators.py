@@ -38,6 +38,17 @@ def test_merge_takes_union_and_prefers_regex_category():
     assert merged == [Span(0, 9, "CODE", 0.9, "regex:x"), Span(20, 25, "LOC", 0.8, "spacy:GPE")]
 
 
+def test_a_date_that_swallowed_a_name_is_merged_as_the_name():
+    """Seen on real prompts: "2002 Paul Giles & The Vintage Team" merged as DATETIME, so the date operator
+    rewrote the year and sent the name as it was."""
+    spans = [Span(3, 7, "DATETIME", 0.9, "regex:year"), Span(8, 18, "PERSON", 0.8, "names:list"),
+             Span(0, 18, "DATETIME", 0.8, "spacy:DATE")]
+    assert merge_spans(spans) == [Span(0, 18, "PERSON", 0.9, "names:list")]
+    # a name-like word inside the date span ("5 May 2001") leaves it a date
+    inside = [Span(0, 10, "DATETIME", 0.9, "regex:date"), Span(2, 5, "PERSON", 0.5, "names:first")]
+    assert merge_spans(inside)[0].category == "DATETIME"
+
+
 def test_propagation_masks_every_mention_and_the_surname():
     text = "Ms Anna Berg sued. Later Berg appealed; ANNA BERG won."
     spans = propagate_mentions(text, [Span(3, 12, "PERSON", 0.8, "spacy:PERSON")])

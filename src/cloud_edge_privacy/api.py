@@ -107,6 +107,8 @@ class Protected:
     replacements: List[Replacement]  # what was rewritten, in order
     randomness: str                  # the randomness label (deployment, or benchmark with its caveat)
     epsilon_spent: Dict[str, float]
+    # values the egress guard found in clear and had masked too, per "rule/category" (counts, no values)
+    repairs: Dict[str, int] = field(default_factory=dict)
     _prot: Any = field(default=None, repr=False)  # the gateway's ProtectedFields (holds the restoration vault)
 
     def restore(self, answer: str) -> str:
@@ -168,7 +170,8 @@ class Gateway:
     name get ``method``; ``"keep"`` leaves a type alone).  ``detector``: a preset name (:func:`detectors`).
     ``epsilon``: the budget of DP methods.  ``randomness``: deployment randomness unless given
     (``Randomness.benchmark(seed)`` for reproducible experiments, which are NOT private against the seed).
-    ``guard``: run the egress guard, which refuses (raises) when an identifier survives protection.
+    ``guard``: run the egress guard, which masks an identifier that survived protection, or refuses (raises)
+    when it cannot.
     """
 
     def __init__(self, method: str = "pseudonym", policy: Optional[Mapping[str, str]] = None,
@@ -205,11 +208,17 @@ class Gateway:
     def protect(self, text: str, scope: str = "") -> Protected:
         """Protect ``text``; ``scope`` names the document or conversation (keyed choices depend on it).
 
-        Raises :class:`~cloud_edge_privacy.errors.PrivacyGatewayError` when the method fails or the egress
-        guard finds an identifier in the result: then nothing should be sent."""
-        prot, out = self._pipe.protect_messages([{"role": "user", "content": str(text)}], scope=scope)
-        if self.guard:
-            self._pipe.guard(prot, out)
+        With ``guard`` on, an identifier the egress guard still finds in clear is masked too, by the same
+        method, wherever it occurs (``Protected.repairs`` counts them).  Raises
+        :class:`~cloud_edge_privacy.errors.PrivacyGatewayError` when the method fails, the budget is spent, or
+        the guard finds what it cannot repair: then nothing should be sent."""
+        if self.guard:  # the guard masks what it finds in clear too, or refuses (see EdgePipeline.protect_guarded)
+            from .audit import outgoing_texts
+
+            prot, _ = self._pipe.protect_guarded(
+                [str(text)], lambda p: outgoing_texts([{"role": "user", "content": p.fields[0]}]), scope=scope)
+        else:
+            prot, _ = self._pipe.protect_messages([{"role": "user", "content": str(text)}], scope=scope)
         entities = _entities(prot.joined, prot.spans)
         by_offsets = {(e.start, e.end): e for e in entities}
         replacements = []
@@ -219,7 +228,8 @@ class Gateway:
                                                            s.start, s.end, prot.joined[s.start:s.end], s.score, "")
             replacements.append(Replacement(e, new))
         return Protected(text=prot.fields[0], method=self.method, entities=entities, replacements=replacements,
-                         randomness=self.randomness.label, epsilon_spent=prot.epsilon_by_kind(), _prot=prot)
+                         randomness=self.randomness.label, epsilon_spent=prot.epsilon_by_kind(),
+                         repairs=dict(prot.repairs), _prot=prot)
 
     def restore(self, protected: Protected, answer: str) -> str:
         """Same as ``protected.restore(answer)``."""

@@ -13,28 +13,44 @@ Detection can be silent, so the final outgoing texts are scanned again, independ
    and the learned model's PERSON spans, with no decision threshold) read the untouched regions of every
    protected field; a person they find there means one recognizer's miss, so nothing is sent.
 
-Any finding means nothing is sent.  Findings name the rule and the category, never the raw value.
+Findings name the rule and the category, never the raw value.  The pipeline does not refuse on a finding of
+rules 1, 3 and 4 at once: :func:`repair_spans` turns it into spans over every occurrence of the value in the
+original request, the same operator protects the request again with them (so the same value gets the same
+surrogate everywhere) and the guard checks again; the request is refused only when no repair can make it clean
+(rule 2, a value that is not in the input, a value inside a span the operator kept, too many rounds), on any
+error, or for an exhausted budget (``EdgePipeline.protect_guarded``).
+
+A one-word "person" that is an ordinary English word and in no list of names ("score", "Managers", "lookup",
+"var") is not a needle of rules 1 and 4: a recognizer that once called it a person was wrong, and masking it
+everywhere would only cost the answer.  A name that is also an everyday word ("Mark", "Will", "King") is a
+needle only where it is written as the detected span wrote it (capitalised or not).
 """
 from __future__ import annotations
 
+import bisect
 import hashlib
 import hmac
 import re
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field as dc_field
 from functools import lru_cache
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from ..detection.recognizer import builtin_identifying
 from .gateway import ProtectedFields
+from ..lexicon import english_zipf, known_names, stop_words
 from ..spans import Span
 from ..vocabulary import TITLES, tolerant_body
 
 IDENTIFYING = builtin_identifying()  # PERSON, CODE, ORG, LOC: what the recognizers declare identifying
 _WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
 _DIGITS = re.compile(r"\d{4,}")
+# wordfreq's Zipf scale: a word at least this common in English that is in no list of names is an ordinary word.
+ORDINARY_ZIPF = 2.5
+REPAIRABLE_RULES = ("identifier_in_clear", "name_token_in_clear", "code_digits_in_clear",
+                    "structured_identifier_in_clear", "independent_check_in_clear")
 
 
 @dataclass(frozen=True)
@@ -43,6 +59,9 @@ class Finding:
     category: str
     field: int
     fingerprint: str  # keyed fingerprint of the offending value (see _fingerprinter)
+    # the offending value itself, kept in memory for the repair only: never printed, compared or logged
+    value: str = dc_field(default="", repr=False, compare=False)
+    case_sensitive: bool = dc_field(default=False, repr=False, compare=False)
 
     def describe(self) -> str:
         return f"{self.rule} ({self.category}, field {self.field}, value hmac:{self.fingerprint})"
@@ -70,31 +89,61 @@ def _common_words() -> FrozenSet[str]:
         return frozenset()
 
 
+def ordinary_word(token: str) -> bool:
+    """A word that is common in English and in no list of first or last names ("score", "managers", "var")."""
+    low = token.lower()
+    return low not in known_names() and english_zipf(low) >= ORDINARY_ZIPF
+
+
+def _common_name(token: str) -> bool:
+    """A name that is also an everyday word (Mark, Will, King, Young; lexicon.stop_words)."""
+    return token.lower() in stop_words()
+
+
 def _name_tokens(surface: str, common: Set[str]) -> List[str]:
     return [t for t in _WORD.findall(surface) if t.lower() not in TITLES and t.lower() not in common]
 
 
-def _needles(prot: ProtectedFields, common: Set[str]) -> List[Tuple[str, str, "re.Pattern[str]"]]:
-    """(rule, category, pattern) for every identifier the profile found."""
+def _needle_tokens(surface: str, common: Set[str]) -> List[str]:
+    """The name tokens of a PERSON surface that rule 1 looks for: not stop words, titles or ordinary words."""
+    return [t for t in _name_tokens(surface, common) if not ordinary_word(t)]
+
+
+def _ordinary_person(surface: str, common: Set[str]) -> bool:
+    """A PERSON surface with no name token (only stop words, titles and ordinary words)."""
+    return bool(_WORD.findall(surface)) and not _needle_tokens(surface, common)
+
+
+def _pattern(rule: str, value: str, case_sensitive: bool) -> "re.Pattern[str]":
+    body = tolerant_body(value)
+    edge = r"(?<!\d)" if rule == "code_digits" else r"(?<!\w)"
+    tail = r"(?!\d)" if rule == "code_digits" else r"(?!\w)"
+    return re.compile(edge + body + tail, 0 if case_sensitive else re.IGNORECASE)
+
+
+def _needles(prot: ProtectedFields, common: Set[str]) -> List[Tuple[str, str, "re.Pattern[str]", bool]]:
+    """(rule, category, pattern, case sensitive) for every identifier the profile found."""
     seen: Set[Tuple[str, str]] = set()
     out = []
     for s in prot.spans:
         if s.category not in IDENTIFYING:
             continue
         surface = " ".join(prot.joined[s.start:s.end].split())
-        items = [("identifier", surface)] if len(surface) >= 3 else []
-        if s.category == "PERSON":
-            items += [("name_token", t) for t in _name_tokens(surface, common)]
+        person = s.category == "PERSON"
+        items = [("identifier", surface)] if len(surface) >= 3 and not (person and _ordinary_person(surface, common)) \
+            else []
+        if person:
+            items += [("name_token", t) for t in _needle_tokens(surface, common)]
         if s.category == "CODE":
             items += [("code_digits", d) for d in _DIGITS.findall(surface)]
         for rule, value in items:
-            if (rule, value.lower()) in seen:
+            # a common word that is also a name: only where it is written as in the span ("Mark", not "mark")
+            exact = person and " " not in value and _common_name(value) and value != value.lower()
+            key = (rule, value if exact else value.lower())
+            if key in seen:
                 continue
-            seen.add((rule, value.lower()))
-            body = tolerant_body(value)
-            edge = r"(?<!\d)" if rule == "code_digits" else r"(?<!\w)"
-            tail = r"(?!\d)" if rule == "code_digits" else r"(?!\w)"
-            out.append((rule, s.category, re.compile(edge + body + tail, re.IGNORECASE)))
+            seen.add(key)
+            out.append((rule, s.category, _pattern(rule, value, exact), exact))
     return out
 
 
@@ -156,6 +205,7 @@ def independent_detector() -> IndependentCheck:
 
 def _independent_findings(prot: ProtectedFields, check: Any, fp: Callable[[str], str]) -> List[Finding]:
     out = []
+    common = _common_words()
     read = [i for i, regions in enumerate(prot.untouched) if regions]
     texts = [prot.fields[i] for i in read]
     many = getattr(check, "analyze_many", None)
@@ -166,8 +216,10 @@ def _independent_findings(prot: ProtectedFields, check: Any, fp: Callable[[str],
             if s.category not in IDENTIFYING:
                 continue
             value = text[s.start:s.end]
+            if s.category == "PERSON" and _ordinary_person(value, common):
+                continue  # "institute educational": no name token
             if any(lo <= s.start and s.end <= hi for lo, hi in regions) and len(value.strip()) >= 2:
-                out.append(Finding("independent_check_in_clear", s.category, i, fp(value)))
+                out.append(Finding("independent_check_in_clear", s.category, i, fp(value), value.strip()))
     return out
 
 
@@ -196,17 +248,18 @@ def check_egress(prot: ProtectedFields, structured: Optional[Any] = None,
     for i, (text, regions) in enumerate(zip(prot.fields, prot.untouched)):
         for lo, hi in regions:
             part = text[lo:hi]
-            for rule, cat, pat in needles:
+            for rule, cat, pat, exact in needles:
                 m = pat.search(part)
                 if m:
-                    findings.append(Finding(f"{rule}_in_clear", cat, i, _fp(m.group())))
+                    findings.append(Finding(f"{rule}_in_clear", cat, i, _fp(m.group()), m.group(), exact))
     clock.lap("rule1")
     # 2. replacements of direct identifiers that still carry a piece of the original
     for span, new in ([] if randomized_release else prot.replaced):
         if span.category not in ("PERSON", "CODE"):
             continue
         original = prot.joined[span.start:span.end]
-        pieces = _name_tokens(original, common) + _DIGITS.findall(original)
+        tokens = _needle_tokens if span.category == "PERSON" else _name_tokens  # a code's words all count
+        pieces = tokens(original, common) + _DIGITS.findall(original)
         for piece in pieces:
             if re.search(r"(?<!\w)" + re.escape(piece) + r"(?!\w)", new, re.IGNORECASE):
                 findings.append(Finding("identifier_kept_in_replacement", span.category, -1, _fp(piece)))
@@ -217,8 +270,11 @@ def check_egress(prot: ProtectedFields, structured: Optional[Any] = None,
         for i, text in enumerate(outgoing if outgoing is not None else prot.fields):
             for s in structured.analyze(text):
                 value = text[s.start:s.end].strip(" \t\n.,;:!?()[]{}<>\"'")
-                if value and not any(value in sur for sur in surrogates):
-                    findings.append(Finding("structured_identifier_in_clear", s.category, i, _fp(value)))
+                if not value or any(value in sur for sur in surrogates):
+                    continue
+                if randomized_release and value not in prot.joined:
+                    continue  # a noised value (or our template's text): never a reason to refuse
+                findings.append(Finding("structured_identifier_in_clear", s.category, i, _fp(value), value))
     clock.lap("rule3")
     # 4. an independent check of what is left in clear
     check = independent_detector() if independent is _DEFAULT else independent
@@ -249,3 +305,38 @@ def _dedupe(findings: Iterable[Finding]) -> List[Finding]:
             seen.add(f)
             out.append(f)
     return out
+
+
+def repair_spans(prot: ProtectedFields, findings: Sequence[Finding]) -> Optional[List[Span]]:
+    """Spans over every occurrence, in the original request, of each finding's value that no detected span
+    covers yet (the guard's repair: the same operator then protects them like any other span, so one value gets
+    one surrogate everywhere).  None when a finding cannot be repaired: rule 2 (the operator's own output kept a
+    piece), a value that is not in the input, or a value whose every occurrence already lies in a span (the
+    operator kept it)."""
+    taken = sorted((s.start, s.end) for s in prot.spans)
+    out: List[Span] = []
+
+    def free(a: int, b: int) -> bool:
+        j = bisect.bisect_left(taken, (b, b))
+        return not any(x < b and a < y for x, y in taken[max(0, j - 8):j]) and \
+            not any(s.start < b and a < s.end for s in out)
+
+    done: Set[str] = set()
+    for f in findings:
+        value = f.value.strip()
+        if f.rule not in REPAIRABLE_RULES or not value:
+            return None
+        pat = _pattern("code_digits" if f.rule == "code_digits_in_clear" else "text", value, f.case_sensitive)
+        if f"{pat.flags}:{pat.pattern}" in done:  # the same value found again (another field, another rule)
+            continue
+        done.add(f"{pat.flags}:{pat.pattern}")
+        added = False
+        for m in pat.finditer(prot.joined):
+            if free(m.start(), m.end()):
+                out.append(Span(m.start(), m.end(), f.category, 1.0, f"guard_repair:{f.rule}"))
+                added = True
+            elif any(s.start <= m.start() and m.end() <= s.end for s in out):
+                added = True  # inside a longer value this repair already masks ("Quist" in "Halvard Quist")
+        if not added:
+            return None
+    return sorted(out)

@@ -53,6 +53,7 @@ class ProtectedFields:
     replaced: List[Tuple[Span, str]]        # (original span, its replacement) for every rewritten span
     joined: str
     timings_ms: Dict[str, float] = field(default_factory=dict)  # keys: results.Stage values
+    repairs: Dict[str, int] = field(default_factory=dict)  # "rule/category" -> values the egress guard repaired
 
     def restore(self, answer: str) -> str:
         """Put pseudonyms and placeholders back into an answer (identity for irreversible methods)."""
@@ -117,11 +118,13 @@ class PrivacyGateway:
         return self.protect_fields([text], scope)
 
     def protect_fields(self, fields: Sequence[str], scope: str = "",
-                       randomness: Optional[Randomness] = None, profile: Optional[Profile] = None) -> ProtectedFields:
+                       randomness: Optional[Randomness] = None, profile: Optional[Profile] = None,
+                       charge: bool = True) -> ProtectedFields:
         """Protect all ``fields`` of one request together; ``scope`` names the document/conversation;
         ``randomness`` overrides the gateway's for this call (the proxy's per-conversation keys); ``profile``
         is the router's profile of the same fields: its spans are used when it was made by this gateway's
-        detector over exactly this text (otherwise the gateway detects itself)."""
+        detector over exactly this text (otherwise the gateway detects itself).  ``charge=False`` leaves the
+        accountant alone: the caller charges (:meth:`charge`) the protection it finally sends."""
         originals = [str(f) for f in fields]
         joined = FIELD_JOINER.join(originals)
         if self.operator is None:
@@ -133,6 +136,28 @@ class PrivacyGateway:
                 spans, detection_ms = list(profile.spans), profile.detection_ms
             else:
                 spans, detection_ms = self.detect(joined)
+        except PrivacyGatewayError:
+            raise
+        except Exception as exc:  # fail closed: the caller must not send anything
+            raise self._failure(exc) from exc
+        return self._apply(originals, joined, spans, scope, randomness, detection_ms, charge)
+
+    def reprotect(self, prot: ProtectedFields, extra: Sequence[Span], scope: str = "",
+                  randomness: Optional[Randomness] = None, charge: bool = False) -> ProtectedFields:
+        """Protect the same fields again with the detected spans plus ``extra`` ones (the egress guard's
+        repairs; they must not overlap the detected spans), without detecting again."""
+        spans = sorted(list(prot.spans) + list(extra), key=lambda s: (s.start, s.end))
+        return self._apply(prot.originals, prot.joined, spans, scope, randomness,
+                           prot.timings_ms.get(Stage.DETECTION.value, 0.0), charge)
+
+    def charge(self, scope: str, prot: ProtectedFields) -> None:
+        """Charge the accountant (if any) with what ``prot`` releases; raises ``BudgetExceededError``."""
+        if self.accountant is not None and prot.result is not None:
+            self.accountant.charge(scope, prot.result.charges)
+
+    def _apply(self, originals: List[str], joined: str, spans: Sequence[Span], scope: str,
+               randomness: Optional[Randomness], detection_ms: float, charge: bool) -> ProtectedFields:
+        try:
             bounds, pos = [], 0
             for f in originals:
                 bounds.append((pos, pos + len(f)))
@@ -141,18 +166,21 @@ class PrivacyGateway:
             t1 = time.perf_counter()
             result = self.operator(joined, clipped, randomness or self.randomness, scope)
             desens_ms = (time.perf_counter() - t1) * 1e3
-            if self.accountant is not None:
+            if charge and self.accountant is not None:
                 self.accountant.charge(scope, result.charges)
             protected, untouched = _split_result(result, originals)
         except PrivacyGatewayError:
             raise
         except Exception as exc:  # fail closed: the caller must not send anything
-            # Our own errors are written without raw values; any other message may quote the input.
-            detail = str(exc) if isinstance(exc, BenchmarkError) else "message withheld: it may quote private input"
-            raise PrivacyGatewayError(f"privacy method {self.method!r} failed: {type(exc).__name__} ({detail})") from exc
+            raise self._failure(exc) from exc
         replaced = [(Span(r.start, r.end, r.category), r.replacement) for r in result.replacements]
         return ProtectedFields(originals, protected, self.method, clipped, result, untouched, replaced, joined,
                                {Stage.DETECTION.value: detection_ms, Stage.DESENSITIZATION.value: desens_ms})
+
+    def _failure(self, exc: Exception) -> PrivacyGatewayError:
+        # Our own errors are written without raw values; any other message may quote the input.
+        detail = str(exc) if isinstance(exc, BenchmarkError) else "message withheld: it may quote private input"
+        return PrivacyGatewayError(f"privacy method {self.method!r} failed: {type(exc).__name__} ({detail})")
 
 
 def _split_result(result: Desensitized, originals: Sequence[str]) -> Tuple[List[str], List[List[Tuple[int, int]]]]:

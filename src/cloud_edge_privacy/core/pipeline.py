@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import copy
 import time
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..audit import outgoing_texts
 from ..models.collaboration import sketch_messages
 from .context import RunContext, sample_key
-from .egress import check_egress, independent_detector
+from .egress import check_egress, independent_detector, repair_spans
 from ..desensitization.base import operator_spec
 from ..errors import BenchmarkError, PrivacyGatewayError
 from .gateway import NO_PROTECTION, PrivacyGateway, ProtectedFields
@@ -25,6 +25,10 @@ from .module_configs import CloudModelConfig
 from .profiling import as_sample, private_fields, profile_sample
 from ..randomness import Randomness
 from ..results import NO_DECISION, CloudReply, Profile, Route, SampleResult, Stage, Status
+
+
+# Rounds of repair (mask what the guard found, protect again, check again) before a request is refused.
+MAX_REPAIR_ROUNDS = 3
 
 
 class EgressBlocked(PrivacyGatewayError):
@@ -81,6 +85,7 @@ class EdgePipeline:
         self.structured = ctx.detector(guard_detector) if config.privacy_method != NO_PROTECTION else None
         self.gateway = PrivacyGateway(config.privacy_method, self.randomness, self.detector,
                                       build_accountant(config), config.operator_params())
+        self.independent: Any = None  # the guard's rule 4 recognizers (None: egress.independent_detector())
         # declared by the operator's spec (a DP release may equal the true value: the guard does not compare)
         self.randomized_release = (config.privacy_method != NO_PROTECTION
                                    and operator_spec(config.privacy_method).randomized_release)
@@ -154,14 +159,56 @@ class EdgePipeline:
     def protect_texts(self, texts: Sequence[str], scope: str = "",
                       randomness: Optional[Randomness] = None) -> Tuple[ProtectedFields, float]:
         """Protect ``texts`` together and guard them as they will leave (every free text of a request that
-        carries no template: the proxy's text slots, ``anonymize``'s documents); returns the protected fields
-        and the guard's time.  Raises ``PrivacyGatewayError`` / :class:`EgressBlocked`: nothing may leave."""
-        prot = self.gateway.protect_fields(texts, scope=scope, randomness=randomness)
-        return prot, self.guard_texts(prot, prot.fields)
+        carries no template: the proxy's text slots, ``anonymize``'s documents), repairing what the guard finds
+        (:meth:`protect_guarded`); returns the protected fields and the guard's time.  Raises
+        ``PrivacyGatewayError`` / :class:`EgressBlocked`: nothing may leave."""
+        return self.protect_guarded(texts, lambda prot: list(prot.fields), scope=scope, randomness=randomness,
+                                    audit_meta={})
+
+    def protect_guarded(self, fields: Sequence[str], outgoing: Callable[[ProtectedFields], Sequence[str]],
+                        scope: str = "", randomness: Optional[Randomness] = None,
+                        profile: Optional[Profile] = None,
+                        audit_meta: Optional[Dict[str, Any]] = None) -> Tuple[ProtectedFields, float]:
+        """Protect ``fields`` together, then guard ``outgoing(prot)`` (every text that will leave).
+
+        When the guard finds an identifier in clear (rules 1, 3, 4), its value is masked wherever it occurs in
+        the request by the same operator (:func:`~.egress.repair_spans`, :meth:`PrivacyGateway.reprotect`)
+        and the result is checked again, up to ``MAX_REPAIR_ROUNDS`` times; the request is refused
+        (:class:`EgressBlocked`) when a finding cannot be repaired or is still there after the last round.
+        The accountant is charged once, for the protection that passes.  ``prot.repairs`` counts the repaired
+        values per "rule/category"; with ``audit_meta`` (not None) a repair is also written to the audit log
+        (counts only, no value).  Returns the protection and the guard's time in ms."""
+        prot = self.gateway.protect_fields(fields, scope=scope, randomness=randomness, profile=profile,
+                                           charge=False)
+        randomized = self.randomized_release
+        repairs: Dict[str, int] = {}
+        guard_ms = 0.0
+        for round_ in range(MAX_REPAIR_ROUNDS + 1):
+            t0 = time.perf_counter()
+            findings = check_egress(prot, self.structured, list(outgoing(prot)), randomized_release=randomized,
+                                    key=self.randomness.key,
+                                    **({} if self.independent is None else {"independent": self.independent}))
+            guard_ms += (time.perf_counter() - t0) * 1e3
+            if not findings:
+                break
+            new = repair_spans(prot, findings) if round_ < MAX_REPAIR_ROUNDS else None
+            if not new:
+                raise EgressBlocked(f"egress guard blocked the request: {len(findings)} finding(s)"
+                                    + (f" left after {round_} repair round(s)" if round_ else " it cannot repair")
+                                    + ": " + "; ".join(f.describe() for f in findings[:5]), prot)
+            for f in findings:
+                key = f"{f.rule}/{f.category}"
+                repairs[key] = repairs.get(key, 0) + 1
+            prot = self.gateway.reprotect(prot, new, scope=scope, randomness=randomness)  # prot.spans keeps them
+        self.gateway.charge(scope, prot)
+        prot.repairs = repairs
+        if repairs and audit_meta is not None:
+            self.ctx.audit.write(dict(audit_meta, event="egress_repaired", repairs=dict(sorted(repairs.items()))))
+        return prot, guard_ms
 
     def guard(self, prot: ProtectedFields, messages: List[Dict[str, Any]]) -> float:
-        """Raise :class:`EgressBlocked` if anything identifying is in the outgoing ``messages``; returns the
-        time taken."""
+        """Raise :class:`EgressBlocked` if anything identifying is in the outgoing ``messages`` (a check
+        without repair; :meth:`protect_guarded` repairs); returns the time taken."""
         return self.guard_texts(prot, outgoing_texts(messages))
 
     def guard_texts(self, prot: ProtectedFields, texts: Sequence[str]) -> float:
@@ -189,11 +236,15 @@ class EdgePipeline:
         audit_meta = {"sample_id": x["doc_id"], "route": route.value, "privacy_method": self.config.privacy_method}
         # protect + guard: any failure here means nothing leaves
         try:
-            prot = self.protect(x, decision.profile)
-            instruction, text = prot.fields
-            messages = (sketch_messages(instruction, text) if route == Route.COLLABORATIVE
+            def messages_of(p: ProtectedFields) -> List[Dict[str, Any]]:
+                instruction, text = p.fields
+                return (sketch_messages(instruction, text) if route == Route.COLLABORATIVE
                         else build_messages(instruction, text))
-            guard_ms = self.guard(prot, messages)
+
+            prot, guard_ms = self.protect_guarded(private_fields(x), lambda p: outgoing_texts(messages_of(p)),
+                                                  scope=x["doc_id"], profile=decision.profile,
+                                                  audit_meta=audit_meta)
+            messages = messages_of(prot)
         except PrivacyGatewayError as exc:
             from ..desensitization.accountant import BudgetExceededError
 

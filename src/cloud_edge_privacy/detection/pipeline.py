@@ -26,8 +26,13 @@ WARM_UP_TEXT = ("Warm-up: Ms Anna Berg (anna.berg@example.org) met mary jones in
 
 def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] = None) -> List[Span]:
     """Merge overlapping spans into their union (safer for privacy); category from the best source
-    (``priority``: source prefix -> priority, default the shipped recognizers' declarations; unknown: 0)."""
+    (``priority``: source prefix -> priority, default the shipped recognizers' declarations; unknown: 0).
+
+    When the union reaches an identifying span (PERSON, CODE, ORG, LOC) beyond the best span, the best
+    identifying span names the category: "2002 Paul Giles & The Vintage Team" is a person, not a date (a date
+    operator would rewrite the year and send the name as it is)."""
     table = builtin_priorities() if priority is None else priority
+    ident = builtin_identifying()
 
     def rank(span: Span) -> tuple:
         return (table.get(span.source.split(":")[0], 0), span.end - span.start, span.category)
@@ -43,6 +48,11 @@ def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] =
             continue
         if group:
             best = max(group, key=rank)
+            if best.category not in ident:
+                outside = [s for s in group if s.category in ident
+                           and not (best.start <= s.start and s.end <= best.end)]
+                if outside:
+                    best = max(outside, key=rank)
             merged.append(Span(group[0].start, end, best.category, max(s.score for s in group), best.source))
         if span is not None:
             group, end = [span], span.end
