@@ -11,7 +11,7 @@ its own workspace: a temporary copy of the benchmarkingjob YAML (and of its test
 append-on-rerun behaviour of all_rank.csv cannot mix runs. The algorithm YAMLs are used as they are.
 
 Real Ianvs is *not* part of this project: it is installed in a separate venv (see
-docs "Installing real Ianvs", or ../shared/docs/ianvs-contract.md section 0) given by --ianvs-venv,
+docs/ianvs-contract.md §0) given by --ianvs-venv,
 $IANVS_VENV, or .venv-ianvs beside the repository. That venv must also have this project installed.
 
 By default each run gets private response caches ($CEP_CACHE_DIR: a scratch folder whose entries are
@@ -48,12 +48,12 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_JOB = "examples/TAB/cloud_edge_collaborative_inference_bench/benchmarkingjob.yaml"
-DEFAULT_IANVS_VENV = str(REPO.parent / ".venv-ianvs")  # beside the clone, as ianvs-contract.md §0 installs it
+DEFAULT_IANVS_VENV = str(REPO.parent / ".venv-ianvs")  # beside the clone, as docs/ianvs-contract.md §0 installs it
 DEFAULT_OUR_CLI = REPO / ".venv" / "bin" / "cloud-edge-privacy"
 NON_KEY_COLUMNS = {"rank", "time", "url"}
 # measured on this machine at this moment (TAB: latency and overheads; PRISM: completion time and edge energy,
-# RAPL or the CPU-time estimate): never equal between two runs
-WALL_CLOCK = ("latency_mean_ms", "lo_pct", "ti_pct", "completion_time_s", "edge_energy_j")
+# RAPL or the CPU-time estimate): never equal between two runs; the report prints the machine's load beside them
+from cloud_edge_privacy.reporting.machine import WALL_CLOCK  # noqa: E402
 CACHE_STATE = ("cache_replays",)
 TOL = 1e-9
 
@@ -199,7 +199,7 @@ def ianvs_command(venv: Path) -> List[str]:
     py = venv / "bin" / "python"
     if not venv.is_dir():
         raise ParityError(f"Ianvs venv {venv} does not exist. Give it with --ianvs-venv or $IANVS_VENV, or create "
-                          "it as described in ianvs-contract.md section 0 (../shared/docs/) (Sedna wheel, Ianvs "
+                          "it as described in docs/ianvs-contract.md §0 (Sedna wheel, Ianvs "
                           "requirements, `pip install <ianvs checkout>`, torch==2.13.0, then this project).")
     if not exe.is_file() or not os.access(exe, os.X_OK):
         raise ParityError(f"{exe} is missing: Ianvs is not installed in {venv} (pip install <ianvs checkout>)")

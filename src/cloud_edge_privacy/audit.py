@@ -1,4 +1,4 @@
-"""The audit log: what is about to leave the edge, written BEFORE each attempt (DESIGN.md invariant 3), and
+"""The audit log: what is about to leave the edge, written BEFORE each attempt (docs/design.md invariant 3), and
 the one definition of "what was sent" (:func:`outgoing_texts`, :func:`sent_text`) that the egress guard and
 the leakage metrics both read."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The two randomness modes of the edge (DESIGN.md invariant 4).
+"""The two randomness modes of the edge (docs/design.md invariant 4).
 
 * **deployment** (default for the library, ``anonymize`` and the proxy): noise comes from the operating
   system's CSPRNG and every keyed choice (pseudonyms, date shifts) is an HMAC under a secret key read from

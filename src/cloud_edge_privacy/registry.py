@@ -4,7 +4,7 @@ When Sedna is installed (under real Ianvs), its ``ClassFactory`` and ``ClassType
 same module files register into the registry Ianvs reads.  Otherwise a local registry with the same
 ``register(ClassType.X, alias=...)`` / ``get_cls(ClassType.X, alias)`` API is used by our runner.
 Unlike Sedna's, the local registry refuses a second, different class under an existing alias instead
-of silently overwriting it (ianvs-contract.md §2).
+of silently overwriting it (docs/ianvs-contract.md §2).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Read the three Ianvs YAML files exactly as Ianvs does (ianvs-contract.md §1) and expand test cases.
+"""Read the three Ianvs YAML files exactly as Ianvs does (docs/ianvs-contract.md §1) and expand test cases.
 
 Only keys that Ianvs reads are honoured.  Ianvs drops unknown keys silently, so a typo such as ``workspce``
 or ``hard_example_mining_mod`` changes a run without a word; here an unknown key in the benchmarking job, its

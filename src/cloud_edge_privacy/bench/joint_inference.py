@@ -1,4 +1,4 @@
-"""Sedna 0.6.0.1 ``JointInference`` call semantics (ianvs-contract.md §4-§5), without Sedna."""
+"""Sedna 0.6.0.1 ``JointInference`` call semantics (docs/ianvs-contract.md §4-§5), without Sedna."""
 from __future__ import annotations
 
 import copy

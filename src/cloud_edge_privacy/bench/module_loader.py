@@ -1,4 +1,4 @@
-"""Import module files the way Ianvs does (ianvs-contract.md §9): by bare file name, folder on sys.path."""
+"""Import module files the way Ianvs does (docs/ianvs-contract.md §9): by bare file name, folder on sys.path."""
 from __future__ import annotations
 
 import importlib

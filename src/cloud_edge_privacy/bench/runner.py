@@ -37,6 +37,7 @@ from ..models.response_cache import NO_CACHE_ENV
 from ..core.module_configs import validate_config
 from .module_loader import import_module_file
 from ..core.pipeline import safe_reason
+from .case_record import case_record, sample_replayed, sample_status, write_case, write_predictions
 from .rank import CaseResult, write_rank
 from ..registry import ClassFactory, ClassType
 from ..results import SampleResult, Status
@@ -150,17 +151,6 @@ def _failed_sample(x: Any, exc: BaseException) -> List[Any]:
     return [False, res.to_dict(), None, None]
 
 
-def sample_replayed(pred: Any) -> bool:
-    """An answer of this sample (cloud or edge) was replayed from the response cache."""
-    parts = pred[1:] if isinstance(pred, list) else []
-    return any(isinstance(p, dict) and (p.get("cloud_cache_hit") or p.get("edge_cache_hit")) for p in parts)
-
-
-def sample_status(pred: List[Any]) -> str:
-    res = pred[1] if isinstance(pred, list) and len(pred) > 1 else None
-    return str((res or {}).get("status", Status.OK.value)) if isinstance(res, dict) else Status.ERROR.value
-
-
 def _build_modules(algo: Algorithm) -> Dict[str, Any]:
     """Every module in YAML order, as Ianvs builds them (the HEM file is only imported: Sedna builds it later)."""
     for pkg in algo.third_party_packages:
@@ -227,7 +217,7 @@ def finish_test_case(job: BenchmarkJob, algo: Algorithm, data_file: str, limit: 
     """Write the predictions (before any metric can fail), compute every metric once on all of them (against a
     fresh, unprocessed y) and write ``test_case.json``."""
     os.makedirs(case_dir, exist_ok=True)
-    _dump_predictions(case_dir, doc_ids, y_pred)
+    write_predictions(case_dir, doc_ids, y_pred)
     y_true = load_dataset(data_file, limit).y
     metrics: Dict[str, Any] = {}
     for m in job.testenv.metrics:
@@ -235,10 +225,8 @@ def finish_test_case(job: BenchmarkJob, algo: Algorithm, data_file: str, limit: 
             import_module_file(m["url"])
         fn = ClassFactory.get_cls(ClassType.GENERAL, m["name"])
         metrics[m["name"]] = fn(y_true, y_pred)
-    counts = {"edge": 0, "cloud": 0, "failed": 0, "replayed": 0}
-    for res in y_pred:
-        _count(counts, res)
-    _dump_case(case_dir, algo, metrics, counts)
+    write_case(case_dir, case_record(algo.name, algo.hyperparameter_columns(),
+                                     {t: m.name for t, m in algo.modules.items()}, metrics, y_pred, "cloud-edge-privacy"))
     return CaseResult(algo, metrics, time.strftime("%Y-%m-%d %H:%M:%S"), case_dir)
 
 
@@ -274,22 +262,6 @@ def _varying_hps(algo: Algorithm, all_algos: List[Algorithm]) -> str:
     cols = [a.hyperparameter_columns() for a in all_algos]
     keys = [k for k in algo.hyperparameter_columns() if len({c.get(k) for c in cols}) > 1]
     return " ".join(f"{k.split('-', 1)[1]}={algo.hyperparameter_columns()[k]}" for k in keys)
-
-
-def _dump_predictions(case_dir: str, doc_ids: List[Optional[str]], y_pred: List[Any]) -> None:
-    with open(os.path.join(case_dir, "predictions.jsonl"), "w", encoding="utf-8") as fh:
-        for doc_id, p in zip(doc_ids, y_pred):
-            fh.write(json.dumps({"doc_id": doc_id,
-                                 "is_hard_example": bool(p[0]), "status": sample_status(p),
-                                 "replayed": sample_replayed(p), "result": p[1],
-                                 "edge_result": p[2], "cloud_result": p[3]}, ensure_ascii=False, default=str) + "\n")
-
-
-def _dump_case(case_dir: str, algo: Algorithm, metrics: Dict[str, Any], counts: Dict[str, int]) -> None:
-    with open(os.path.join(case_dir, "test_case.json"), "w", encoding="utf-8") as fh:
-        json.dump({"algorithm": algo.name, "hyperparameters": algo.hyperparameter_columns(),
-                   "modules": {t: m.name for t, m in algo.modules.items()}, "metrics": metrics,
-                   "samples": counts}, fh, indent=1, default=str)
 
 
 def prepare_data(job: BenchmarkJob, tab_file: Optional[Path], split_name: str, limit: Optional[int],

@@ -1,7 +1,7 @@
 """The run context: what one benchmark run (or one proxy process) shares between its components.
 
 Sedna builds the edge model, the router and the cloud module separately and hands the cloud module the raw
-sample (ianvs-contract.md §4), so the router's decision and the shared privacy profile need a channel.  That
+sample (docs/ianvs-contract.md §4), so the router's decision and the shared privacy profile need a channel.  That
 channel is this object, never the caller's word: the router records its decision here, the cloud adapter
 reads it, and a missing decision means the cloud adapter applies its own protection anyway.
 

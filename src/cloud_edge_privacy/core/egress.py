@@ -1,4 +1,4 @@
-"""The egress guard: the last check on the bytes that are about to leave the edge (DESIGN.md invariant 1).
+"""The egress guard: the last check on the bytes that are about to leave the edge (docs/design.md invariant 1).
 
 Detection can be silent, so the final outgoing texts are scanned again, independently of the operator:
 

@@ -1,4 +1,4 @@
-"""Validated hyperparameters of every module (DESIGN.md invariant 6).
+"""Validated hyperparameters of every module (docs/design.md invariant 6).
 
 Unknown or misspelled keys, wrong types, ε for a method without a budget and non-finite or non-positive ε
 are errors that name the YAML file and key, raised before any model loads.

@@ -1,4 +1,4 @@
-"""The edge pipeline: the one path a request takes (DESIGN.md "Data flow").
+"""The edge pipeline: the one path a request takes (docs/design.md "One request").
 
 profile (detect once) -> route (the router's decision from the run context, carrying its profile) ->
 protect every outgoing field with that profile's spans -> egress guard -> audit (inside the cloud client,

@@ -3,7 +3,7 @@
 The official format is a JSON list of documents ``{doc_id, text, annotations, meta, ...}`` where
 ``annotations`` maps each annotator to ``{"entity_mentions": [...]}``.  Conversion puts only
 ``{doc_id, text, instruction}`` into ``question`` (x); gold annotations travel in ``answer`` (y),
-which Ianvs hands to metrics only (ianvs-contract.md §6).
+which Ianvs hands to metrics only (docs/ianvs-contract.md §6).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Formal (local) differential privacy on detected values (DESIGN.md invariant 5).
+"""Formal (local) differential privacy on detected values (docs/design.md invariant 5).
 
 Each mechanism states its :class:`PrivacyMap` in one place, the ``*_map`` function next to it; every
 randomized release returns a :class:`PrivacyCharge` built from that map.  The mechanism, its domain, Δ and ε

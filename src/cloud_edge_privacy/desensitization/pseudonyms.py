@@ -1,6 +1,6 @@
 """Keyed, reversible pseudonyms (the ``pseudonym`` method) and their one-pass restoration on the edge.
 
-How a surrogate is chosen (DESIGN.md threat model: the adversary knows code, YAML and seed, not the key):
+How a surrogate is chosen (docs/design.md threat model: the adversary knows code, YAML and seed, not the key):
 
 * **Keyed and stateless.**  Every choice is an HMAC under :class:`~cloud_edge_privacy.randomness.Randomness`'s
   key of (kind, normalized value, attempt): the same value gets the same surrogate in every document and every

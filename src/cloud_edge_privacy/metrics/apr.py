@@ -10,7 +10,7 @@ cloud path (status ``ok``, a non-empty answer) and that the case also routed to 
   judged against the unprotected request.
 
 **A sample the case failed on (any non-``ok`` status, or an empty answer) counts as zero quality**:
-similarity 0 and judge score 0 (DESIGN.md), so a configuration that answers nothing has APR 0 and can
+similarity 0 and judge score 0 (docs/design.md), so a configuration that answers nothing has APR 0 and can
 never look best.  Answers the judge gives no number for are left out of the judge ratio only.
 """
 from __future__ import annotations

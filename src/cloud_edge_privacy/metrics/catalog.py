@@ -164,15 +164,18 @@ def per_sample_metrics() -> List[MetricSpec]:
     return [s for s in METRICS.values() if s.per_sample is not None]
 
 
-def register_metrics(family: str = "tab") -> List[str]:
+def register_metrics(family: str = "tab",
+                     wrap: Optional[Callable[[str, Callable[..., Any]], Callable[..., Any]]] = None) -> List[str]:
     """Register the Ianvs function of every declared metric of ``family`` under its name, with Sedna's
-    ``ClassFactory`` when it is installed; a testenv module file calls this and nothing else."""
+    ``ClassFactory`` when it is installed; a testenv module file calls this and nothing else.  ``wrap(name, fn)``
+    replaces each function before it is registered (the example records its test cases for the report)."""
     from ..registry import ClassFactory, ClassType
 
     done = []
     for spec in METRICS.values():
         if spec.family == family and spec.compute is not None:
-            ClassFactory.register(ClassType.GENERAL, alias=spec.name)(spec.function())
+            fn = spec.function()
+            ClassFactory.register(ClassType.GENERAL, alias=spec.name)(wrap(spec.name, fn) if wrap else fn)
             done.append(spec.name)
     if not done:
         raise ValueError(f"no metric of family {family!r} is declared in metrics/catalog.py")

@@ -1,4 +1,4 @@
-"""Leakage metrics on what was actually sent to the cloud (DESIGN.md metric definitions).
+"""Leakage metrics on what was actually sent to the cloud (docs/design.md "Metrics").
 
 Samples counted (``SampleView.in_leakage``): completed samples (edge-answered ones leak nothing) and
 failed samples whose traffic left the edge.  Failed-closed samples are left out and reported by

@@ -56,6 +56,13 @@ def background_path() -> Optional[Path]:
     return next((p for p in candidates if p.is_file()), None)
 
 
+def use_background_unless_set(path: Path) -> None:
+    """Make ``path`` the background knowledge unless ``$TAB_BACKGROUND_KNOWLEDGE`` names one (an example that
+    ships its own file calls this; the environment still wins)."""
+    if Path(path).is_file():
+        os.environ.setdefault(BACKGROUND_ENV, str(path))
+
+
 def chunk_words(text: str, size: int = CHUNK_WORDS, stride: int = CHUNK_STRIDE) -> List[str]:
     """Overlapping windows of ``size`` words every ``stride`` words; the last window reaches the end."""
     words = text.split()

@@ -1,6 +1,7 @@
 """Edge model: a small local LLM through llama-cpp-python over a GGUF file."""
 from __future__ import annotations
 
+import atexit
 import threading
 import time
 from functools import lru_cache
@@ -23,8 +24,25 @@ def load_llama(path: str, n_ctx: int, n_threads: int, seed: int) -> Any:
         if key not in _LLAMA_CACHE:
             from llama_cpp import Llama
 
+            if not _LLAMA_CACHE:
+                atexit.register(close_all_llamas)
             _LLAMA_CACHE[key] = Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, seed=seed, verbose=False)
         return _LLAMA_CACHE[key]
+
+
+def close_all_llamas() -> None:
+    """Free every process-wide ``Llama`` while the interpreter is still whole (registered with atexit).
+
+    Left to the garbage collector at interpreter shutdown, ``Llama.__del__`` runs after the modules it needs are
+    torn down and prints "Exception ignored in: <function Llama.__del__>" tracebacks (seen at the end of
+    ``ianvs -f``)."""
+    with _LLAMA_LOCK:
+        llamas = list(_LLAMA_CACHE.values())
+        _LLAMA_CACHE.clear()
+    for llm in llamas:
+        close = getattr(llm, "close", None)
+        if close is not None:
+            close()
 
 
 def build_messages(instruction: str, text: str) -> List[Dict[str, str]]:

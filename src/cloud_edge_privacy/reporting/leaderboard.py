@@ -2,7 +2,7 @@
 rule in Ianvs terms, the privacy-utility Pareto view, and the short console table.
 
 Ianvs ranks test cases by ``rank.sort_by`` in ``benchmarkingjob.yaml``: a list of ``{metric: ascend|descend}``,
-the first key decides, the next ones only break ties (ianvs-contract.md §8).  The shipped jobs put leakage
+the first key decides, the next ones only break ties (docs/ianvs-contract.md §8).  The shipped jobs put leakage
 first (``leak_direct``, then ``n_failed`` so that a configuration that answers nothing cannot win by leaking
 nothing, then ``sels``), then the example's own utility metric (``llm_judge``: the judge's score of the final
 answer, 0 for a sample that got none; then ``cpp``, how much of the content the sent text lost, a deterministic

@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..hashing import sha256_file, stable_hash
 from .leaderboard import METRICS, describe_rule, header, pareto_axes, pareto_dominated, sort_keys
+from . import machine as machine_state
 from ..models.catalog import MODELS
 from ..metrics.stats import Estimate, bootstrap_ci, paired_difference
 
@@ -151,6 +152,7 @@ def _summary(case: Dict[str, Any], stats: Dict[str, Dict[str, Any]], apr: Option
         if name not in out["est"] and not math.isnan(_num(row.get(name))):
             out["est"][name] = Estimate(_num(row.get(name)), math.nan, math.nan, len(preds))
     out["replayed"] = sum(bool(p.get("replayed")) for p in preds) if preds else _num(row.get("cache_replays"))
+    out["machine"] = (case.get("meta") or {}).get("machine")
     return out
 
 
@@ -187,6 +189,7 @@ def pareto_view(summaries: List[Dict[str, Any]], metric_names: Sequence[str]) ->
 
 def _leaderboard(summaries: List[Dict[str, Any]], sort_by: Any = None, pareto: Optional[Dict[str, Any]] = None) -> List[str]:
     cols = lead_columns(summaries, sort_by)
+    clock = any(c in machine_state.WALL_CLOCK for c in cols)
     pareto = pareto or {"dominated": {}}
     out = ["## Leaderboard", "",
            "Rows in the order of Ianvs's `all_rank.csv`, ranked " + describe_rule(sort_by) + ", except that a test "
@@ -195,9 +198,12 @@ def _leaderboard(summaries: List[Dict[str, Any]], sort_by: Any = None, pareto: O
            "metric as Ianvs computed it. ↓ lower is better, ↑ higher is better, no arrow: for information. "
            "*Replayed*: samples whose answer came from the response cache (no model ran for them in this run; "
            "they are left out of every latency figure). The full table is `rank/leaderboard.csv`; "
-           "`leaderboard.html` is the same board as a sortable page.", "",
+           "`leaderboard.html` is the same board as a sortable page."
+           + (" *Machine*: the load and cores beside the wall-clock columns (see Latency conditions)." if clock else ""),
+           "",
            "| # | test case | method | ε | routes edge/collab/cloud | completed / failed | replayed | "
-           + " | ".join(header(c, sort_by) for c in cols) + " | Pareto |", "|" + "---|" * (8 + len(cols))]
+           + " | ".join(header(c, sort_by) for c in cols) + (" | machine" if clock else "") + " | Pareto |",
+           "|" + "---|" * (8 + len(cols) + clock)]
     for i, s in enumerate(summaries, 1):
         eps = s["epsilon"] + (f" (**{s['epsilon_note']}**)" if s["epsilon_note"] else "")
         name = s["label"] + (" (**answered nothing**)" if s["n_completed"] == 0 and s["n"] else "")
@@ -208,6 +214,8 @@ def _leaderboard(summaries: List[Dict[str, Any]], sort_by: Any = None, pareto: O
         for key in cols:
             e = s["est"].get(key)
             cells.append(e.fmt(DIGITS.get(key, 3)) if e else "")
+        if clock:
+            cells.append(machine_state.machine_cell(s.get("machine")))
         dom = pareto["dominated"].get(s["label"])
         cells.append("" if dom is None else ("front" if not dom else "dominated by " + ", ".join(dom[:2])
                                              + (" …" if len(dom) > 2 else "")))
@@ -340,6 +348,10 @@ def write_leaderboard_csv(path: str, summaries: List[Dict[str, Any]], cases: Lis
         for key in [m.name for m in per_sample_metrics()] + ["apr_judge"] + list(s["est"]):
             if key not in row:
                 row.update(_csv_est(key, s["est"].get(key)))
+        m = s.get("machine") or {}
+        row.update({"machine_loadavg_1_5_15": " ".join(map(str, m.get("loadavg_1_5_15") or [])),
+                    "machine_usable_cores": machine_state.usable_cores(m) if m else "",
+                    "machine_pinned": m.get("pinned", "")})
         row["randomness"] = " | ".join(randomness)
         row.update({f"all_rank:{k}": v for k, v in c["row"].items()})
         rows.append(row)
@@ -441,7 +453,7 @@ def write_report(output_dir: str, config_path: Optional[str] = None, data_file: 
                    metric_names, sort_by, pareto, labels, DIGITS)
         if stats or any(m in metric_names for m in TAB_GOLD_METRICS):
             lines += _metric_sections(summaries, stats)
-        lines += _apr_section(apr) + _pairwise_section(summaries, stats)
+        lines += _apr_section(apr) + _pairwise_section(summaries, stats) + machine_state.section(cases, metric_names)
     try:
         plots = make_plots(output_dir, apr, cases)
     except Exception as exc:  # a plot must never hide the leaderboard

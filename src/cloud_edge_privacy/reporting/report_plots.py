@@ -43,7 +43,8 @@ def case_labels(rows: List[Dict[str, str]]) -> List[str]:
 
 
 def load_cases(output_dir: str) -> List[Dict]:
-    """Each test case of a finished job: its label, its all_rank row and its predictions."""
+    """Each test case of a finished job: its label, its all_rank row, its predictions and its ``test_case.json``
+    (what either runner recorded in the test case's folder; see bench/case_record.py)."""
     rank = os.path.join(output_dir, "rank", "all_rank.csv")
     if not os.path.isfile(rank):
         return []
@@ -56,7 +57,12 @@ def load_cases(output_dir: str) -> List[Dict]:
         if os.path.isfile(preds_file):
             with open(preds_file, encoding="utf-8") as fh:
                 preds = [json.loads(line) for line in fh if line.strip()]
-        cases.append({"label": label, "row": r, "preds": preds})
+        meta_file = os.path.join(r["url"], "test_case.json")
+        meta = {}
+        if os.path.isfile(meta_file):
+            with open(meta_file, encoding="utf-8") as fh:
+                meta = json.load(fh)
+        cases.append({"label": label, "row": r, "preds": preds, "meta": meta})
     return cases
 
 

@@ -1,9 +1,9 @@
-"""Ianvs ``cloudmodel`` module of the PRISM example: protect, egress guard, audit, cloud call, restore and edge
-refinement (PRISM's sketch, or the LDP baselines' draft), each request metered.  Sedna hands it the raw
-prompt, so protection runs here, on the edge side, before any HTTP request.
+"""Ianvs ``cloudmodel`` module of the PRISM example: protect, egress guard, audit, cloud call,
+restore and edge refinement (PRISM's sketch, or the LDP baselines' draft), each request metered.
+Sedna hands it the raw prompt, so protection runs here, on the edge side, before any HTTP request.
 
-Hyperparameters: ``cloud_edge_privacy.core.module_configs.CloudModelConfig`` (unknown keys are errors).
-"""
+Hyperparameters: ``cloud_edge_privacy.core.module_configs.CloudModelConfig`` (unknown keys are
+errors)."""
 from cloud_edge_privacy.bench.prism_modules import PrismCloudModule
 from cloud_edge_privacy.registry import ClassFactory, ClassType
 

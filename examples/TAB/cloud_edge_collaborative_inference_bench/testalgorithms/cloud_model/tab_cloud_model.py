@@ -1,7 +1,8 @@
-"""Ianvs ``cloudmodel`` module: the edge pipeline's cloud route (protect, egress guard, audit, call, restore).
+"""Ianvs ``cloudmodel`` module: the edge pipeline's cloud route.
 
-Sedna hands this module the raw sample, so protection runs here, on the edge side, before any HTTP request.
-Hyperparameters: ``cloud_edge_privacy.core.module_configs.CloudModelConfig`` (unknown keys are errors).
+Protect, egress guard, audit, call, restore.  Sedna hands this module the raw sample, so
+protection runs here, on the edge side, before any HTTP request.  Hyperparameters:
+``cloud_edge_privacy.core.module_configs.CloudModelConfig`` (unknown keys are errors).
 """
 from cloud_edge_privacy.bench.ianvs_modules import CloudModule
 from cloud_edge_privacy.registry import ClassFactory, ClassType

@@ -1,11 +1,13 @@
-"""Ianvs ``hard_example_mining`` module: routers of the cloud_edge_privacy library (works in both mining modes)."""
+"""Ianvs ``hard_example_mining`` module: the library's routers (both mining modes)."""
+# A Sedna router is a callable (its interface is __call__), not a class with public methods.
+# pylint: disable=too-few-public-methods
 from cloud_edge_privacy.registry import ClassFactory, ClassType
 from cloud_edge_privacy.routing.routers import EdgeConfidenceRouter, FixedRouter, PrismGateRouter
 
 
 @ClassFactory.register(ClassType.HEM, alias="TabEdgeConfidenceRouter")
 class TabEdgeConfidenceRouter(EdgeConfidenceRouter):
-    """Edge confidence (inference-then-mining) or task size (mining-then-inference) decides the route."""
+    """Edge confidence (inference-then-mining) or task size (mining-then-inference) decides."""
 
 
 @ClassFactory.register(ClassType.HEM, alias="TabPrismGateRouter")

@@ -1,4 +1,5 @@
-"""Ianvs cloudmodel for the time-series example: a thin adapter over the edge-side release (library code)."""
+"""Ianvs cloudmodel for the time-series example: a thin adapter over the edge-side release (library
+code)."""
 from cloud_edge_privacy.registry import ClassFactory, ClassType
 from cloud_edge_privacy.timeseries.ianvs_modules import TimeSeriesCloudModel
 
