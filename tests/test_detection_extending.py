@@ -20,6 +20,7 @@ _OLD_PRIORITY = {"secret": 5, "structured": 4, "address": 4, "regex": 3, "names"
 def test_declarations_reproduce_the_previous_tables():
     derived = dict(builtin_priorities())
     assert derived.pop("llm_opinion") == 0  # was absent (unknown sources rank 0), now declared 0
+    assert derived.pop("encoder") == 1.5  # new: the encoder NER (issue 28), ranked with the learned NER
     assert derived == _OLD_PRIORITY
     assert builtin_identifying() == frozenset({"PERSON", "CODE", "ORG", "LOC"})
     from cloud_edge_privacy.core.egress import IDENTIFYING
