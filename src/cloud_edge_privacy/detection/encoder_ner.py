@@ -11,6 +11,7 @@ model was trained on Latin-script text only, and on Chinese its labels are noise
 from __future__ import annotations
 
 import json
+import re
 import threading
 import unicodedata
 from functools import lru_cache
@@ -157,6 +158,8 @@ class EncoderNerRecognizer:
         cur: Optional[List[Any]] = None  # [start, end, category, [scores]]
         for (s, e), p in zip(offsets, probs):
             k = 1 + int(p[1:].argmax()) if p[0] < o_threshold else 0
+            if _BRACKET.fullmatch(text[s:e]):
+                k = 0  # a bracket or quote ends a span: "Smith (john.smith@..." is a name, then an address
             if k == 0 or e <= s:
                 if k == 0 and cur is not None:
                     out.append(_widen(text, cur))
@@ -174,6 +177,9 @@ class EncoderNerRecognizer:
             out.append(_widen(text, cur))
         # the model read Latin-script texts only: on CJK characters its labels are noise (a single "天" a name)
         return [sp for sp in out if not any(_wide(c) for c in text[sp.start:sp.end])]
+
+
+_BRACKET = re.compile(r"[()\[\]{}<>\"'`]+")
 
 
 def _wide(c: str) -> bool:
