@@ -125,7 +125,7 @@ def test_streamed_answer_is_restored_incrementally(proxy, fake):
             if ch.delta.content:
                 pieces.append(ch.delta.content)
     assert "".join(pieces) == PROMPT
-    assert len(pieces) >= 15  # relayed as it comes (the fake sends ~30 chunks), not one buffered blob
+    assert len(pieces) >= 10  # relayed as it comes (the fake sends ~30 chunks; surrogates being formed are held), not one blob
     assert _leaks(fake) == [] and fake.requests[0]["body"]["stream"] is True
 
 
