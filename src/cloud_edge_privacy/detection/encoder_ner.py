@@ -175,6 +175,7 @@ class EncoderNerRecognizer:
             cur = [s, e, cat, [float(p[k])]]
         if cur is not None:
             out.append(_widen(text, cur))
+        out = [sp for sp in out if sp is not None]
         # the model read Latin-script texts only: on CJK characters its labels are noise (a single "天" a name)
         return [sp for sp in out if not any(_wide(c) for c in text[sp.start:sp.end])]
 
@@ -192,10 +193,23 @@ def _in_word(c: str) -> bool:
     return c.isalnum() and not _wide(c)
 
 
-def _widen(text: str, cur: List[Any]) -> Span:
+def _widen(text: str, cur: List[Any]) -> Optional[Span]:
     s, e, cat, scores = cur
-    while s > 0 and _in_word(text[s - 1]):
-        s -= 1
-    while e < len(text) and _in_word(text[e]):
+    while s > 0 and _in_word(text[s - 1]) and (_in_word(text[s]) or text[s] in _JOIN):
+        s -= 1  # a word piece grows to its word; a lone "," or "." never grows into the word before it
+    while e < len(text) and _in_word(text[e]) and (_in_word(text[e - 1]) or text[e - 1] in _JOIN):
         e += 1
+    while e > s and (text[e - 1] in _TRAIL + _JOIN or text[e - 1].isspace()):
+        e -= 1  # "Karen Anderson," is the name; a word piece of punctuation joined it
+    if e > s and text[e - 1] == "." and not _ABBREV.search(text, s, e):
+        e -= 1  # a sentence's full stop, not "Inc." or "Dr."
+    while s < e and (text[s] in _TRAIL + "." or text[s].isspace()):
+        s += 1
+    if not any(_in_word(c) for c in text[s:e]):
+        return None  # punctuation alone is nobody
     return Span(s, e, cat, round(sum(scores) / len(scores), 3), f"encoder:{cat}")
+
+
+_TRAIL = ",;:!?"
+_JOIN = "-'\u2019"  # inside a word: "Smithers-Jones", "O'Neil"
+_ABBREV = re.compile(r"(?:^|(?<=\W))[A-Za-z]{1,3}\.$")
