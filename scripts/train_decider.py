@@ -5,8 +5,12 @@ Candidates are the groups of overlapping spans of all the default preset's recog
 * the real development prompts, out of fold: fold K's prompts are read with the learned model trained without
   fold K (``scripts/train_learned_ner.py --fold K``), so the learned recognizer's weight reflects how it does
   on prompts it did not see; a candidate is private if it overlaps a PII unit by half of either;
+* the encoder NER is a recognizer like the others: fold K's prompts are read by the encoder trained without fold
+  K (``scripts/train_encoder_ner.py --fold K``);
 * TAB train, read *without* the learned recognizer (it was trained on TAB train, so its spans there would look
-  perfect); a candidate is private if it overlaps a DIRECT or QUASI mention by half of either.
+  perfect) and with the committed encoder, leaving out the candidates in the paragraphs the encoder was trained
+  on (``train_learned_ner.tab_paragraphs``); a candidate is private if it overlaps a DIRECT or QUASI mention by
+  half of either.
 
 For the cross-validated figures, the decider of fold K is fitted without fold K's prompts and saved next to
 that fold's model; the final one, on everything, is saved next to the committed model (``learned/model/``).
@@ -23,7 +27,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
@@ -32,6 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 from cloud_edge_privacy.datasets import require_data  # noqa: E402
 from cloud_edge_privacy.detection.decider import features, group_overlapping  # noqa: E402
+from cloud_edge_privacy.detection.encoder_ner import fold_model_dir as encoder_fold_dir  # noqa: E402
 from cloud_edge_privacy.detection.learned import MODEL_DIR, N_FOLDS, fold_model_dir, fold_of  # noqa: E402
 from cloud_edge_privacy.detection.presets import candidate_detector  # noqa: E402
 
@@ -47,12 +52,28 @@ def _label(group: Sequence[Any], gold: Sequence[Tuple[int, int]]) -> int:
     return 0
 
 
-def rows_for(docs: Sequence[Dict[str, Any]], candidates: Sequence[Sequence[Any]]) -> List[Row]:
+def rows_for(docs: Sequence[Dict[str, Any]], candidates: Sequence[Sequence[Any]],
+             left_out: Optional[Dict[int, List[Tuple[int, int]]]] = None) -> List[Row]:
+    """Feature rows of every candidate; ``left_out``: per document index, regions whose candidates are skipped."""
     out: List[Row] = []
-    for doc, spans in zip(docs, candidates):
+    for i, (doc, spans) in enumerate(zip(docs, candidates)):
         gold = [(m["start_offset"], m["end_offset"]) for ann in doc["annotations"].values()
                 for m in ann["entity_mentions"] if m["identifier_type"] in ("DIRECT", "QUASI")]
-        out += [(features(doc["text"], g), _label(g, gold)) for g in group_overlapping(spans)]
+        skip = (left_out or {}).get(i, [])
+        out += [(features(doc["text"], g), _label(g, gold)) for g in group_overlapping(spans)
+                if not any(s.start < b and a < s.end for s in g for a, b in skip)]
+    return out
+
+
+def encoder_training_paragraphs(path: Path) -> Dict[int, List[Tuple[int, int]]]:
+    """Per TAB train document index, the paragraphs the encoder NER was trained on."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    from train_learned_ner import tab_paragraphs
+
+    out: Dict[int, List[Tuple[int, int]]] = {}
+    for i, start, end, _, used in tab_paragraphs(path):
+        if used:
+            out.setdefault(i, []).append((start, end))
     return out
 
 
@@ -91,14 +112,14 @@ def main() -> None:
     t0 = time.time()
     data = Path(args.data_dir) if args.data_dir else require_data("prompts").parent
     real = json.loads((data / "prompts" / "pupa_tnb_tab.json").read_text(encoding="utf-8"))
-    tab = json.loads((data / "tab" / "echr_train.json").read_text(encoding="utf-8"))
+    tab_path = data / "tab" / "echr_train.json"
+    tab = json.loads(tab_path.read_text(encoding="utf-8"))
     cache = Path(args.tab_rows) if args.tab_rows else None
     if cache is not None and cache.is_file():
         tab_rows = [(f, lab) for f, lab in json.loads(cache.read_text())]
     else:
-        # without the encoder: the weights do not read it (the decider keeps its spans as an unknown recognizer's)
-        cands = candidate_detector(learned=False, encoder=False).candidates_many([d["text"] for d in tab])
-        tab_rows = rows_for(tab, cands)
+        cands = candidate_detector(learned=False).candidates_many([d["text"] for d in tab])
+        tab_rows = rows_for(tab, cands, encoder_training_paragraphs(tab_path))
         if cache is not None:
             cache.write_text(json.dumps(tab_rows))
     print(f"TAB train: {len(tab_rows)} candidates ({time.time() - t0:.0f}s)", flush=True)
@@ -107,7 +128,7 @@ def main() -> None:
     by_fold: Dict[int, List[Row]] = {}
     for k in range(N_FOLDS):
         docs = [d for d in real if fold_of(d["doc_id"]) == k]
-        det = candidate_detector(learned_path=str(fold_model_dir(k)), encoder=False)
+        det = candidate_detector(learned_path=str(fold_model_dir(k)), encoder_path=str(encoder_fold_dir(k)))
         by_fold[k] = rows_for(docs, det.candidates_many([d["text"] for d in docs]))
         print(f"fold {k}: {len(docs)} prompts, {len(by_fold[k])} candidates ({time.time() - t0:.0f}s)", flush=True)
     for k in range(N_FOLDS):
@@ -116,6 +137,8 @@ def main() -> None:
         (fold_model_dir(k) / "decider.json").write_text(json.dumps(w, indent=1))
         print(f"fold {k} decider: thresholds {w['thresholds']}")
     w = fit(tab_rows + [r for rs in by_fold.values() for r in rs], args.recall, args.precision_recall)
+    w["training"]["command"] = ".venv/bin/python scripts/train_decider.py " + " ".join(sys.argv[1:])
+    w["training"]["recognizers"] = "candidate_detector(): rules, shapes, spaCy, learned NER, TAB NER, encoder NER"
     (MODEL_DIR / "decider.json").write_text(json.dumps(w, indent=1, sort_keys=True))
     print(f"final decider: thresholds {w['thresholds']}; top weights:")
     for k, c in sorted(w["coef"].items(), key=lambda kv: -abs(kv[1]))[:25]:

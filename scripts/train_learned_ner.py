@@ -28,7 +28,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import spacy
 from spacy.training import Example
@@ -54,23 +54,33 @@ def _mentions(doc: Dict[str, Any]) -> List[Dict[str, Any]]:
             if m["identifier_type"] in ("DIRECT", "QUASI")]
 
 
-def tab_records(path: Path) -> List[Record]:
-    """One record per paragraph of each TAB document."""
-    out: List[Record] = []
+def tab_paragraphs(path: Path) -> Iterator[Tuple[int, int, int, List[Tuple[int, int, str]], bool]]:
+    """(document index, start, end, mentions relative to the paragraph, used for training) of every paragraph of
+    every TAB document; ``used``: the paragraph is one of :func:`tab_records`' (the models train on it)."""
     k = 0
-    for doc in json.loads(path.read_text(encoding="utf-8")):
+    for i, doc in enumerate(json.loads(path.read_text(encoding="utf-8"))):
         text, ments = doc["text"], _mentions(doc)
         start = 0
         for para in text.split("\n"):
             end = start + len(para)
             ents = [(m["start_offset"] - start, m["end_offset"] - start, m["entity_type"]) for m in ments
                     if start <= m["start_offset"] and m["end_offset"] <= end]
-            if para.strip() and ((ents and k % 3 == 0) or k % 24 == 1):
-                out.append((para, ents))
-                if ents and k % 8 == 0:
-                    out.append(_lower(para, ents))
+            yield i, start, end, ents, bool(para.strip() and ((ents and k % 3 == 0) or k % 24 == 1))
             k += 1
             start = end + 1
+
+
+def tab_records(path: Path) -> List[Record]:
+    """One record per paragraph of each TAB document (a third of those with mentions, one in 24 of the rest)."""
+    texts = [d["text"] for d in json.loads(path.read_text(encoding="utf-8"))]
+    out: List[Record] = []
+    k = 0
+    for i, start, end, ents, used in tab_paragraphs(path):
+        if used:
+            out.append((texts[i][start:end], ents))
+            if ents and k % 8 == 0:
+                out.append(_lower(texts[i][start:end], ents))
+        k += 1
     return out
 
 

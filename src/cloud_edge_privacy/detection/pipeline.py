@@ -65,21 +65,28 @@ def _normalize(surface: str) -> str:
 
 def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3,
                        propagated: Optional[FrozenSet[str]] = None,
-                       priority: Optional[Mapping[str, float]] = None) -> List[Span]:
+                       priority: Optional[Mapping[str, float]] = None,
+                       ordinary_zipf: Optional[float] = None) -> List[Span]:
     """Add every other occurrence of a detected entity's surface form (and a person's surname).
 
     One unmasked mention defeats masking all the others, so co-reference by normalized surface form
     is applied to names, organisations, places and codes.  A surname shorter than ``min_len`` that came
     with a title ("Mr Li") propagates too, but only in its capitalised form.  Copies of a secret stay secrets.
     ``propagated``: the categories to propagate (default: those the shipped recognizers declare identifying).
+    ``ordinary_zipf``: a PERSON form made only of ordinary words ("Seller", "Small": in no name list and at least
+    this common in English, besides titles and stop words) is not copied onto its all-lower-case occurrences
+    unless it was found in lower case (the egress guard's rule 1 ignores such a form in any case).
     """
     cats = builtin_identifying() if propagated is None else propagated
     forms: Dict[str, Tuple[str, str]] = {}
     exact: Dict[str, str] = {}
+    lower_found = set()
     for s in spans:
         if s.category not in cats:
             continue
         surface = text[s.start : s.end]
+        if surface.islower():
+            lower_found.add(_normalize(surface))
         source = SECRET_PREFIX + "coref" if s.source.startswith(SECRET_PREFIX) else "coref"
         forms.setdefault(_normalize(surface), (s.category, source))
         if s.category in ("ORG", "LOC"):  # "Employment Appeal Tribunal (EAT)": the acronym names it too
@@ -101,12 +108,27 @@ def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3,
     for form, (cat, source) in forms.items():
         if len(form) < min_len:
             continue
+        ordinary = ordinary_zipf is not None and cat == "PERSON" and form not in lower_found \
+            and _ordinary_words(form, ordinary_zipf)
         for m in surface_pattern(form, re.IGNORECASE).finditer(text):
-            extra.append(Span(m.start(), m.end(), cat, 0.7, source))
+            if not (ordinary and m.group().islower()):
+                extra.append(Span(m.start(), m.end(), cat, 0.7, source))
     for form, cat in exact.items():
         for m in surface_pattern(form).finditer(text):  # case-sensitive: "Li", "EAT"
             extra.append(Span(m.start(), m.end(), cat, 0.7, "coref"))
     return merge_spans(list(spans) + extra, priority)
+
+
+_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+def _ordinary_words(form: str, zipf: float) -> bool:
+    """Every word of a (lower-case) form, besides titles and stop words, in no name list and at least ``zipf``
+    common in English (wordfreq's Zipf scale)."""
+    from ..lexicon import english_stop_words, english_zipf, known_names
+
+    words = [w for w in _LETTERS.findall(form) if w not in _TITLES and w not in english_stop_words()]
+    return bool(words) and all(w not in known_names() and english_zipf(w) >= zipf for w in words)
 
 
 class Detector:
@@ -115,7 +137,7 @@ class Detector:
 
     def __init__(self, recognizers: Optional[Sequence[object]] = None, propagate: bool = True,
                  cache_size: int = 0, drop_public_parties: bool = False, name: str = "",
-                 decider: Optional[object] = None) -> None:
+                 decider: Optional[object] = None, ordinary_zipf: Optional[float] = None) -> None:
         if recognizers is None:
             from .presets import build_detector
 
@@ -126,6 +148,7 @@ class Detector:
         self.priority = priorities(specs)
         self.propagated = identifying(specs)
         self.propagate = propagate
+        self.ordinary_zipf = ordinary_zipf  # see propagate_mentions
         self.name = name
         # Decides per candidate (overlapping spans of all recognizers) what to keep, before propagation.
         self.decider = decider
@@ -201,7 +224,8 @@ class Detector:
         # is one span, "Gitte" alone elsewhere is still a mention.  It merges what it returns.
         if self.decider is not None:
             spans = self.decider.keep(text, spans)  # type: ignore[attr-defined]
-        spans = propagate_mentions(text, spans, propagated=self.propagated, priority=self.priority) \
+        spans = propagate_mentions(text, spans, propagated=self.propagated, priority=self.priority,
+                                   ordinary_zipf=self.ordinary_zipf) \
             if self.propagate else merge_spans(spans, self.priority)
         return drop_public_parties(text, spans) if self.drop_public_parties else spans
 

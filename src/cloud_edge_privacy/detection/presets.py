@@ -2,9 +2,9 @@
 
 =============  =====================================================================================
 default        recall first: rule recognizers (validators, TAB regexes, addresses, organisations, ages/places,
-               place and name lists, table columns), word-shape candidates, spaCy's NER, the learned NER and the
-               TAB NER; each candidate (overlapping spans) kept by the learned decider's low threshold; the
-               encoder NER's spans (and the candidates they overlap) always kept; co-reference propagation
+               place and name lists, table columns), word-shape candidates, spaCy's NER, the learned NER, the
+               TAB NER and the encoder NER; each candidate (overlapping spans) kept by the learned decider's low
+               threshold; co-reference propagation (a "person" of ordinary words not onto its lower-case uses)
 precision      the same candidates without the encoder NER (recall-leaning), kept only at the decider's 0.5
                threshold (fewer false positives, lower recall)
 fast           the rule recognizers alone, no model (high throughput)
@@ -68,8 +68,8 @@ def candidate_detector(learned_path: Optional[str] = None, learned: bool = True,
     """Every recognizer of the default preset, without a decision: the rule recognizers, spaCy's NER, the
     learned model (``learned_path``, default the committed one; raises ModelFileError if it is missing), the
     TAB NER on en_core_web_sm and (``encoder``) the encoder NER (``encoder_path``, default the committed one).
-    Used by the presets below and by ``scripts/train_decider.py`` (without the encoder: the decider's weights
-    do not read it, so :class:`~.decider.SpanDecider` keeps its spans as those of an unknown recognizer)."""
+    Used by the presets below and by ``scripts/train_decider.py`` (with the encoder: the decider's weights
+    read it as one more recognizer family)."""
     from .encoder_ner import EncoderNerRecognizer
     from .gating import SentenceGate
     from .learned import LearnedNerRecognizer
@@ -88,10 +88,11 @@ def candidate_detector(learned_path: Optional[str] = None, learned: bool = True,
         models.append(SentenceGate(rec))
     models.append(SentenceGate(TabNerRecognizer(_tab_ner_model())))
     if encoder:
-        # last, so the gated models above read what they read without it; it reads every text whole
+        # last, so the gated models above read what they read without it; gated like them (long texts by
+        # informative sentence)
         enc = EncoderNerRecognizer(encoder_path)
         enc.check()
-        models.append(enc)
+        models.append(SentenceGate(enc))
     return Detector(_user_prompt_recognizers() + [ShapeRecognizer()] + models, name="candidates")
 
 
@@ -108,7 +109,11 @@ def _decided(preset: str, learned_path: Optional[str], encoder_path: Optional[st
 
 
 def _default(learned_path: Optional[str] = None, encoder_path: Optional[str] = None) -> Detector:
-    return _decided("default", learned_path, encoder_path)
+    det = _decided("default", learned_path, encoder_path)
+    # a "person" of ordinary words ("Seller") is not copied onto its lower-case uses; 2.5: the egress guard's
+    # ORDINARY_ZIPF, so that the guard never flags what propagation leaves (see docs/detection.md)
+    det.ordinary_zipf = 2.5
+    return det
 
 
 def _precision(learned_path: Optional[str] = None) -> Detector:
@@ -217,7 +222,7 @@ def uses_learned(name: str) -> bool:
 
 
 # Presets that read the encoder NER (cross-validated with the learned model: fold K's encoder with fold K's
-# learned NER and decider).  Not ``precision``: the encoder leans to recall and its spans are always kept.
+# learned NER and decider).  Not ``precision``: the encoder leans to recall.
 ENCODER_PRESETS = frozenset(("default",))
 
 
