@@ -162,6 +162,21 @@ def test_short_titled_surnames_and_untitled_full_names_propagate():
     assert "Melahat Filiz" in surfaces
 
 
+def test_a_person_of_ordinary_words_is_not_copied_onto_its_lower_case_uses():
+    text = "Seller notes: every seller pays. Smith wrote; smith agreed. Seller again."
+    spans = [Span(0, 6, "PERSON", 0.6, "spacy:PERSON"), Span(33, 38, "PERSON", 0.9, "names:list")]
+    plain = [text[s.start:s.end] for s in propagate_mentions(text, spans)]
+    assert plain.count("seller") == 1 and plain.count("smith") == 1         # default: any case
+    guarded = [(s.start, text[s.start:s.end]) for s in propagate_mentions(text, spans, ordinary_zipf=2.5)]
+    assert (text.index("seller"), "seller") not in guarded                   # an everyday word, in no name list
+    assert (text.rindex("Seller"), "Seller") in guarded                      # the capitalised use still is
+    assert (text.index("smith"), "smith") in guarded                         # a surname is copied in any case
+    found_lower = [text[s.start:s.end] for s in propagate_mentions(
+        text, spans + [Span(text.index("seller"), text.index("seller") + 6, "PERSON", 0.6, "names:list")],
+        ordinary_zipf=2.5)]
+    assert "seller" in found_lower                                           # found in lower case: copied so
+
+
 def test_secret_copies_stay_secret_and_acronyms_propagate():
     text = "key sk-proj-Ab3dEfGh1jKlMn0pQrSt again sk-proj-Ab3dEfGh1jKlMn0pQrSt. The Employment Appeal Tribunal (EAT) ... EAT"
     key = "sk-proj-Ab3dEfGh1jKlMn0pQrSt"
