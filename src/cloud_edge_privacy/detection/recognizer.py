@@ -25,7 +25,7 @@ from types import MappingProxyType
 from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..spans import Span
-from ..vocabulary import ENTITY_TYPES, TAB_CATEGORIES
+from ..vocabulary import CATEGORY_ENTITY_TYPE, ENTITY_TYPES, TAB_CATEGORIES
 
 
 class Reads(str, Enum):
@@ -78,8 +78,6 @@ class RecognizerSpec:
     @property
     def entity_types(self) -> FrozenSet[str]:
         """The fine entity types its spans may have: those declared, and its categories' own."""
-        from ..vocabulary import CATEGORY_ENTITY_TYPE
-
         return frozenset(self.fine_types.values()) | frozenset(CATEGORY_ENTITY_TYPE[c] for c in self.categories)
 
 
