@@ -418,3 +418,22 @@ def test_worker_processes_from_the_cli_share_one_metrics_view(fakes, tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_worker_processes_that_cannot_start_fail_once_with_the_reason(fakes, tmp_path):
+    """A configuration whose warm-up fails (the ``structured`` detector leaves a planted name in the request)
+    stops the proxy with exit code 2 and the reason, instead of uvicorn restarting workers forever."""
+    import os
+    import subprocess
+
+    from cloud_edge_privacy.models.local_server import free_port
+
+    env = dict(os.environ, CEP_SECRET_KEY="ab" * 32, PYTHONPATH=str(REPO / "src"))
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    proc = subprocess.run([sys.executable, "-m", "cloud_edge_privacy.proxy", "--upstream", fakes["gpt"].base_url,
+                           "--processes", "2", "--port", str(free_port()), "--detector", "structured",
+                           "--audit-dir", str(tmp_path)],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "a worker process could not start" in proc.stderr and "warm-up" in proc.stderr, proc.stderr
+    assert fakes["gpt"].requests == [] or all("Warm-up" not in json.dumps(r["body"]) for r in fakes["gpt"].requests)
