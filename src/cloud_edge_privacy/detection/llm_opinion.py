@@ -90,4 +90,3 @@ class LLMOpinionRecognizer:
                         new.append(Span(m.start(), m.end(), "MISC", 0.5, "llm_opinion"))
             out.append(new)
         return out
-

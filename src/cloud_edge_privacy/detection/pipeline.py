@@ -75,11 +75,9 @@ def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3,
     with a title ("Mr Li") propagates too, but only in its capitalised form.  Copies of a secret stay secrets.
     ``propagated``: the categories to propagate (default: those the registered recognizers declare identifying).
     """
-    if propagated is None:
-        from .catalog import all_identifying
+    from .catalog import all_identifying
 
-        propagated = all_identifying()
-    cats = propagated
+    cats = all_identifying() if propagated is None else propagated
     forms: Dict[str, Tuple[str, str]] = {}
     exact: Dict[str, str] = {}
     for s in spans:
@@ -206,4 +204,3 @@ class Detector:
         spans = propagate_mentions(text, spans, propagated=self.propagated, priority=self.priority) \
             if self.propagate else merge_spans(spans, self.priority)
         return drop_public_parties(text, spans) if self.drop_public_parties else spans
-

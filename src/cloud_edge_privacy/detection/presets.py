@@ -216,4 +216,3 @@ def uses_learned(name: str) -> bool:
 def uses_encoder(name: str) -> bool:
     """Whether a preset uses the encoder model (and accepts ``encoder_path``)."""
     return ENCODER_MODEL.key in PRESETS[name].parameters()
-
