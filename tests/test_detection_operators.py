@@ -3,6 +3,7 @@ import pytest
 from cloud_edge_privacy.desensitization import apply_replacements, get_operator, list_operators
 from cloud_edge_privacy.randomness import Randomness
 from cloud_edge_privacy.detection.pipeline import Detector, merge_spans, propagate_mentions
+from cloud_edge_privacy.detection import build_detector
 from cloud_edge_privacy.detection.regex_recognizer import RegexRecognizer
 from cloud_edge_privacy.core.gateway import PrivacyGateway
 from cloud_edge_privacy.errors import PrivacyGatewayError
@@ -93,7 +94,7 @@ def test_gateway_fails_closed_with_a_typed_error():
 
 def test_default_detector_on_sample_catches_all_direct_identifiers(sample_docs):
     """Real spaCy + regex on the shipped sample: every DIRECT mention ends up inside a detected span."""
-    det = Detector()
+    det = build_detector("default")
     for doc in sample_docs:
         spans = det.analyze(doc.text)
         for m in doc.annotations["annotator1"]:

@@ -229,6 +229,7 @@ def pylint_score(paths, cwd: Path) -> tuple:
 
 
 @pytest.mark.parametrize("folder", [REL, "examples/PRISM/cloud_edge_prism_bench",
+                                    "examples/TAB/federated_privacy_detector_bench",
                                     "examples/TimeSeries/cloud_edge_timeseries_privacy_bench", "examples/_template"])
 def test_example_python_passes_pylint_with_ianvs_settings(folder):
     pytest.importorskip("pylint", reason="pylint is in the [dev] extra (pip install -e '.[dev]')")

@@ -304,6 +304,46 @@ def test_metrics_count_mixed_traffic_and_hold_no_raw_values(proxy, fakes):
     assert not re.search(r"(?<![\w.])(?=[0-9a-f]*[a-f])[0-9a-f]{16,}(?![\w+-])", text)  # no hashes either
 
 
+class _FirstOnly:
+    """A detector that finds each listed surface only where it first occurs (a recognizer's miss elsewhere), so
+    the egress guard has something to repair; the rest of the proxy (guard, operator, metrics) is real."""
+
+    name = "first-only"
+
+    def __init__(self, *surfaces):
+        self.surfaces = surfaces
+
+    def analyze(self, text):
+        from cloud_edge_privacy.spans import Span
+
+        out = []
+        for surface, cat in self.surfaces:
+            at = text.find(surface)
+            if at >= 0:
+                out.append(Span(at, at + len(surface), cat, 1.0, "fake"))
+        return sorted(out)
+
+
+def test_metrics_count_a_repair_by_rule_and_category_without_the_value(fakes, tmp_path):
+    routes = [{"model_name": "gpt", "base_url": fakes["gpt"].base_url}]
+    with Proxy(None, tmp_path, upstreams=routes, method="pseudonym") as p:
+        pipes = list(p.engine._idle.queue)
+        assert pipes
+        for pipe in pipes:  # every worker's protecting detector misses the later mentions
+            pipe.detector = pipe.gateway._detector = _FirstOnly(("Halvard Quist", "PERSON"))
+        before = len(fakes["gpt"].requests)
+        text = "Dr Halvard Quist wrote the report. Ask Quist, or Halvard Quist himself, about it."
+        answer, _ = ask("chat", p, "gpt", text, False, False)
+        sent = json.dumps([r["body"] for r in fakes["gpt"].requests[before:]])
+        assert "Quist" not in sent and "Halvard" not in sent, sent            # repaired, not refused
+        assert "Halvard Quist" in answer                                      # the echo restored for the client
+        metrics = httpx.get(p.base_url[:-3] + "/metrics").text
+    rows = [l for l in metrics.splitlines() if l.startswith("cep_proxy_repairs_total{")]
+    repaired = [l for l in rows if 'category="PERSON"' in l and 'rule="name_token_in_clear"' in l]
+    assert repaired and float(repaired[0].rsplit(" ", 1)[1]) >= 1, rows
+    assert "quist" not in metrics.lower() and "halvard" not in metrics.lower()
+
+
 @pytest.fixture(scope="module")
 def pseudonym_proxy(fakes, tmp_path_factory):
     """The default method (keyed pseudonyms), as embeddings need: the same person, the same surrogate."""
@@ -378,3 +418,22 @@ def test_worker_processes_from_the_cli_share_one_metrics_view(fakes, tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_worker_processes_that_cannot_start_fail_once_with_the_reason(fakes, tmp_path):
+    """A configuration whose warm-up fails (the ``structured`` detector leaves a planted name in the request)
+    stops the proxy with exit code 2 and the reason, instead of uvicorn restarting workers forever."""
+    import os
+    import subprocess
+
+    from cloud_edge_privacy.models.local_server import free_port
+
+    env = dict(os.environ, CEP_SECRET_KEY="ab" * 32, PYTHONPATH=str(REPO / "src"))
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    proc = subprocess.run([sys.executable, "-m", "cloud_edge_privacy.proxy", "--upstream", fakes["gpt"].base_url,
+                           "--processes", "2", "--port", str(free_port()), "--detector", "structured",
+                           "--audit-dir", str(tmp_path)],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "a worker process could not start" in proc.stderr and "warm-up" in proc.stderr, proc.stderr
+    assert fakes["gpt"].requests == [] or all("Warm-up" not in json.dumps(r["body"]) for r in fakes["gpt"].requests)

@@ -14,58 +14,33 @@ from __future__ import annotations
 import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .errors import ConfigError
 from .randomness import SECRET_KEY_ENV, Randomness
 from .spans import Span, is_secret
+from .vocabulary import CATEGORY_ENTITY_TYPE, ENTITY_TYPES
 
-# Fine-grained entity type -> the TAB category it belongs to (the benchmark's and the operators' unit).
-ENTITY_TYPES: Mapping[str, str] = MappingProxyType({
-    "PERSON": "PERSON",
-    "EMAIL": "CODE", "PHONE": "CODE", "IBAN": "CODE", "CARD": "CODE", "IP": "CODE", "URL": "CODE",
-    "SECRET": "CODE", "ID_NUMBER": "CODE", "USERNAME": "CODE", "LICENSE_PLATE": "CODE", "NUMBER": "CODE",
-    "CODE": "CODE",
-    "ADDRESS": "LOC", "LOCATION": "LOC",
-    "ORGANIZATION": "ORG",
-    "DATE_TIME": "DATETIME",
-    "AGE": "DEM", "DEMOGRAPHIC": "DEM",
-    "QUANTITY": "QUANTITY",
-    "MISC": "MISC",
-})
-# The type a span has when its recognizer does not name a finer one.
-_BY_CATEGORY = {"PERSON": "PERSON", "CODE": "CODE", "LOC": "LOCATION", "ORG": "ORGANIZATION",
-                "DATETIME": "DATE_TIME", "DEM": "DEMOGRAPHIC", "QUANTITY": "QUANTITY", "MISC": "MISC"}
-# Recognizer source (``Span.source``, after the prefix ``structured:``/``regex:``/``presidio:``) -> fine type.
-_BY_SOURCE = {
-    "email": "EMAIL", "email_address": "EMAIL",
-    "phone": "PHONE", "phone_number": "PHONE",
-    "iban": "IBAN", "iban_code": "IBAN",
-    "card": "CARD", "credit_card": "CARD",
-    "ip": "IP", "ip_address": "IP",
-    "url": "URL", "url_host": "URL", "url_user": "URL", "url_query": "URL", "domain": "URL",
-    "ssn": "ID_NUMBER", "us_ssn": "ID_NUMBER", "nino": "ID_NUMBER", "id_number": "ID_NUMBER",
-    "echr_application": "ID_NUMBER", "uk_nhs": "ID_NUMBER", "us_passport": "ID_NUMBER",
-    "username": "USERNAME", "handle": "USERNAME", "path_user": "USERNAME",
-    "plate": "LICENSE_PLATE",
-    "number": "NUMBER", "long_number": "NUMBER",
-    "street": "ADDRESS", "postcode": "ADDRESS",
-    "age": "AGE",
-}
+# ENTITY_TYPES (vocabulary.py): fine-grained entity type -> the TAB category it belongs to (the benchmark's and
+# the operators' unit); which type a span has is declared by the recognizer that found it
+# (``RecognizerSpec.fine_types``).
 KEEP = "keep"  # a policy value: leave the type as it is
 
 
-def entity_type(span: Span) -> str:
-    """The fine-grained type of a detected span (its recognizer's word, else its TAB category's)."""
+def entity_type(span: Span, fine_types: Optional[Mapping[str, str]] = None) -> str:
+    """The fine-grained type of a detected span: the one its recognizer declares for the span's source
+    (``fine_types``: source -> type, default every registered recognizer's declarations), else its TAB
+    category's.  A secret is a ``SECRET``."""
     if is_secret(span):
         return "SECRET"
-    source = span.source.lower()
-    tail = source.split(":", 1)[1] if ":" in source else source
-    fine = _BY_SOURCE.get(tail)
+    if fine_types is None:
+        from .detection.catalog import all_fine_types
+
+        fine_types = all_fine_types()
+    fine = fine_types.get(span.source)
     if fine is not None and ENTITY_TYPES[fine] == span.category:
         return fine
-    return _BY_CATEGORY.get(span.category, "MISC")
+    return CATEGORY_ENTITY_TYPE.get(span.category, "MISC")
 
 
 @dataclass(frozen=True)
@@ -85,7 +60,10 @@ class Entity:
 
 
 def _entities(text: str, spans: Sequence[Span]) -> List[Entity]:
-    return [Entity(entity_type(s), s.category, s.start, s.end, text[s.start:s.end], s.score, s.source)
+    from .detection.catalog import all_fine_types
+
+    table = all_fine_types()
+    return [Entity(entity_type(s, table), s.category, s.start, s.end, text[s.start:s.end], s.score, s.source)
             for s in sorted(spans)]
 
 
@@ -137,6 +115,9 @@ def _typed_operator(policy: Mapping[str, str], default: str, epsilon: Optional[f
     """The adaptive operator, routing by fine-grained type instead of by sensitivity level."""
     from .desensitization.policy import AdaptivePolicy
 
+    from .detection.catalog import all_fine_types
+
+    table = all_fine_types()
     methods = sorted(set(policy.values()) | {default})
     level_of = {m: i + 1 for i, m in enumerate(methods)}
 
@@ -144,7 +125,7 @@ def _typed_operator(policy: Mapping[str, str], default: str, epsilon: Optional[f
         name = "by_type"
 
         def method_for(self, span: Span) -> str:
-            return policy.get(entity_type(span), default)
+            return policy.get(entity_type(span, table), default)
 
     params: Dict[str, Any] = {"policy": {lvl: m for m, lvl in level_of.items()}}
     if epsilon is not None:
@@ -224,7 +205,7 @@ class Gateway:
         replacements = []
         for s, new in sorted(prot.replaced, key=lambda t: t[0].start):
             # the operator reports offsets and category; the detected span there carries the fine type
-            e = by_offsets.get((s.start, s.end)) or Entity(_BY_CATEGORY.get(s.category, "MISC"), s.category,
+            e = by_offsets.get((s.start, s.end)) or Entity(CATEGORY_ENTITY_TYPE.get(s.category, "MISC"), s.category,
                                                            s.start, s.end, prot.joined[s.start:s.end], s.score, "")
             replacements.append(Replacement(e, new))
         return Protected(text=prot.fields[0], method=self.method, entities=entities, replacements=replacements,

@@ -3,6 +3,7 @@ the one definition of "what was sent" (:func:`outgoing_texts`, :func:`sent_text`
 the leakage metrics both read."""
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -35,12 +36,19 @@ class AuditLog:
         line = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            if self.max_bytes and self.path.exists() and self.path.stat().st_size + len(line) > self.max_bytes:
-                os.replace(self.path, self.path.with_name(self.path.name + ".1"))
-            with open(self.path, "a", encoding="utf-8") as fh:
-                fh.write(line)
-                fh.flush()
-                os.fsync(fh.fileno())
+            # several worker processes may share one file: an advisory lock on its folder makes the size check,
+            # the rotation and the append one step, so two processes never rotate at once
+            folder = os.open(self.path.parent, os.O_RDONLY)
+            try:
+                fcntl.flock(folder, fcntl.LOCK_EX)
+                if self.max_bytes and self.path.exists() and self.path.stat().st_size + len(line) > self.max_bytes:
+                    os.replace(self.path, self.path.with_name(self.path.name + ".1"))
+                with open(self.path, "a", encoding="utf-8") as fh:
+                    fh.write(line)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+            finally:
+                os.close(folder)  # releases the lock
 
 
 def body_sha256(body: bytes) -> str:

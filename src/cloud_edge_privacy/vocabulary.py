@@ -5,10 +5,30 @@ the package; the larger public word lists (names, stop words) are in ``lexicon.p
 from __future__ import annotations
 
 import re
-from typing import FrozenSet, Tuple
+from types import MappingProxyType
+from typing import FrozenSet, Mapping, Tuple
 
 # TAB's entity categories, in TAB's order; every detector label maps to one of them.
 TAB_CATEGORIES: Tuple[str, ...] = ("PERSON", "CODE", "LOC", "ORG", "DATETIME", "DEM", "QUANTITY", "MISC")
+
+# Fine-grained entity types (what a recognizer declares it finds, what the library API reports and a per-type
+# policy names) -> the TAB category each belongs to (the benchmark's and the operators' unit).
+ENTITY_TYPES: Mapping[str, str] = MappingProxyType({
+    "PERSON": "PERSON",
+    "EMAIL": "CODE", "PHONE": "CODE", "IBAN": "CODE", "CARD": "CODE", "IP": "CODE", "URL": "CODE",
+    "SECRET": "CODE", "ID_NUMBER": "CODE", "USERNAME": "CODE", "LICENSE_PLATE": "CODE", "NUMBER": "CODE",
+    "CODE": "CODE",
+    "ADDRESS": "LOC", "LOCATION": "LOC",
+    "ORGANIZATION": "ORG",
+    "DATE_TIME": "DATETIME",
+    "AGE": "DEM", "DEMOGRAPHIC": "DEM",
+    "QUANTITY": "QUANTITY",
+    "MISC": "MISC",
+})
+# The fine type of a span whose recognizer declares none finer for it: its TAB category's.
+CATEGORY_ENTITY_TYPE: Mapping[str, str] = MappingProxyType({
+    "PERSON": "PERSON", "CODE": "CODE", "LOC": "LOCATION", "ORG": "ORGANIZATION", "DATETIME": "DATE_TIME",
+    "DEM": "DEMOGRAPHIC", "QUANTITY": "QUANTITY", "MISC": "MISC"})
 
 MONTHS: Tuple[str, ...] = ("January", "February", "March", "April", "May", "June", "July", "August",
                            "September", "October", "November", "December")

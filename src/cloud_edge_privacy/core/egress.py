@@ -38,13 +38,13 @@ from dataclasses import dataclass, field as dc_field
 from functools import lru_cache
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
-from ..detection.recognizer import builtin_identifying
+from ..detection.catalog import all_identifying
 from .gateway import ProtectedFields
 from ..lexicon import english_zipf, known_names, stop_words
 from ..spans import Span
 from ..vocabulary import TITLES, tolerant_body
 
-IDENTIFYING = builtin_identifying()  # PERSON, CODE, ORG, LOC: what the recognizers declare identifying
+IDENTIFYING = all_identifying()  # PERSON, CODE, ORG, LOC: what the registered recognizers declare identifying
 _WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
 _DIGITS = re.compile(r"\d{4,}")
 # wordfreq's Zipf scale: a word at least this common in English that is in no list of names is an ordinary word.

@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..errors import ModelFileError
 from ..spans import Span
 from ..vocabulary import TAB_CATEGORIES
-from .recognizer import ALL_TAB, Reads, declare
+from .recognizer import ALL_TAB, Reads, register_recognizer
 
 MODEL_DIR = Path(__file__).with_name("encoder_ner_model")
 _lock = threading.Lock()
@@ -105,10 +105,9 @@ def _softmax(x: Any) -> Any:
     return e / e.sum(-1, keepdims=True)
 
 
+@register_recognizer("encoder_ner", ALL_TAB, {"encoder": 1.5}, Reads.TOKENS)
 class EncoderNerRecognizer:
     """Private items as the fine-tuned encoder sees them in context.  ``source`` is ``encoder:<TAB type>``."""
-
-    spec = declare("encoder_ner", ALL_TAB, {"encoder": 1.5}, Reads.TOKENS)
 
     def __init__(self, path: Optional[str] = None, threads: int = 1, batch: int = 16,
                  o_threshold: float = O_THRESHOLD) -> None:

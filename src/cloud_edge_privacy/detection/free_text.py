@@ -7,7 +7,7 @@ from typing import List
 
 from ..spans import Span
 from ..vocabulary import MONTH_ALTERNATION
-from .recognizer import declare
+from .recognizer import register_recognizer
 
 _CAP = r"[A-ZÀ-ÞĀ-ſ](?:[\w'’-]|\.(?=\w))*"
 _STREET_SUFFIX = (r"Street|St\.?|Road|Rd\.?|Avenue|Ave\.?|Lane|Ln\.?|Way|Drive|Dr\.?|Rise|Close|Court|Ct\.?|Place|Pl\.?|"
@@ -117,12 +117,12 @@ _RESIDENCE = re.compile(
     rf"{_CAP}){{0,2}})")
 
 
+@register_recognizer("address", {"LOC"}, {"address": 4},
+                     fine_types={"address:street": "ADDRESS", "address:postcode": "ADDRESS"})
 class AddressRecognizer:
     """Street addresses as one LOC span each: number + street (+ flat, postcode, city, US state and ZIP) in
     English, Romance, German/Dutch/Nordic, Polish and Portuguese forms; Cyrillic, Han, Japanese and Korean
     address forms; UK postcodes on their own."""
-
-    spec = declare("address", {"LOC"}, {"address": 4})
 
     def analyze(self, text: str) -> List[Span]:
         out = [Span(m.start(), m.end(), "LOC", 0.85, "address:street") for m in _ADDRESS.finditer(text)
@@ -139,12 +139,11 @@ _AMP_ORG = re.compile(rf"(?<![\w&])[A-Za-z]{{1,5}}&[A-Za-z]{{1,5}}(?![\w&])(?:\s
 _AMP_NOT_ORG = frozenset(("r&d", "q&a", "b&b", "p&l", "m&a", "r&b", "s&p", "f&b", "t&c", "t&cs", "d&i", "c&i"))
 
 
+@register_recognizer("organisations", {"ORG"}, {"org": 1.8})
 class OrganisationRecognizer:
     """Organisations by legal form (Ltd, GmbH, S.A., Sp. z o.o., 有限公司, ООО «...»...), "X, Y and Z" firm
     names, institutions (universities, schools, hospitals, banks...), the capitalised name right after a
     work cue ("worked at", "bei", "chez", "employer:"), and names joined by "&" in any case ("h&r technology")."""
-
-    spec = declare("organisations", {"ORG"}, {"org": 1.8})
 
     def analyze(self, text: str) -> List[Span]:
         out = [Span(m.start(), m.end(), "ORG", 0.75, "org:pattern") for m in _ORG.finditer(text)
@@ -155,11 +154,10 @@ class OrganisationRecognizer:
         return out
 
 
+@register_recognizer("age_place", {"DEM", "LOC"}, {"age": 1, "place": 0.5}, fine_types={"age": "AGE"})
 class AgePlaceRecognizer:
     """Ages ("34 years old", "she turns 50", "12 jaar", "(7)") as DEM, and places after a residence cue
     ("I live in X", "near X", "wohne in X") as LOC."""
-
-    spec = declare("age_place", {"DEM", "LOC"}, {"age": 1, "place": 0.5})
 
     def analyze(self, text: str) -> List[Span]:
         out = []
@@ -186,12 +184,11 @@ _EXTRA_DATE = re.compile(
 _CLAUSE_PLACE = re.compile(rf"\b(?:in|near|nach|à|w|bij|aus|de|from)\s+({_CAP}(?:[ -]{_CAP}){{0,2}})(?=\s*(?:[.,;!?)]|\n|$))")
 
 
+@register_recognizer("date_place", {"DATETIME", "LOC"}, {"place": 0.5})
 class DateAndPlaceRecognizer:
     """Dates the TAB patterns do not cover (abbreviated and French/German/Spanish/Italian/Dutch month names,
     "3 June" without a year, year ranges) as DATETIME, and a capitalised place closing a clause after "in",
     "near", "nach", "à"... ("... in Fulda.") as LOC."""
-
-    spec = declare("date_place", {"DATETIME", "LOC"}, {"place": 0.5})
 
     def analyze(self, text: str) -> List[Span]:
         from ..lexicon import english_stop_words
@@ -245,14 +242,14 @@ _AGE_WORDS = re.compile(rf"\b(?:aged|age of)\s+((?:{_NUMBER_WORDS}|seventy|eight
                         rf"five|six|seven|eight|nine))?)\b")
 
 
+@register_recognizer("court_text", {"DEM", "LOC", "ORG", "DATETIME"}, {"org": 1.8, "place": 0.5, "age": 1},
+                     fine_types={"age": "AGE"})
 class CourtTextRecognizer:
     """What court judgments name besides people: nationalities ("Swedish", "a Turkish national") as DEM, country
     names (Faker's English list; not the respondent State named in a judgment's first sentence) as LOC,
     named tribunals ("Employment Appeal Tribunal"), the House of Lords, the Court of Appeal, a Supreme Court,
     the Court of Justice, military units ("Catterick garrison") and the law firm after "represented by" as ORG;
     ages in words ("aged sixty three") as DEM, and durations ("eight days") as DATETIME."""
-
-    spec = declare("court_text", {"DEM", "LOC", "ORG", "DATETIME"}, {"org": 1.8, "place": 0.5, "age": 1})
 
     def analyze(self, text: str) -> List[Span]:
         out = [Span(m.start(), m.end(), "DEM", 0.7, "org:demonym") for m in _DEMONYM.finditer(text)]

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence
 
 from ..spans import Span
-from .recognizer import Reads, declare
+from .recognizer import Reads, register_recognizer
 
 Chat = Callable[[List[Dict[str, str]]], str]
 _REDACTED = "[REDACTED]"
@@ -57,11 +57,10 @@ def _local_chat(max_tokens: int = 96) -> Chat:
     return chat
 
 
+@register_recognizer("llm_opinion", {"MISC"}, {"llm_opinion": 0}, Reads.FOUND)
 class LLMOpinionRecognizer:
     """Private items the recognizers missed, as the local edge LLM sees them (category MISC: the model's
     category guesses are not trusted)."""
-
-    spec = declare("llm_opinion", {"MISC"}, {"llm_opinion": 0}, Reads.FOUND)
 
     def __init__(self, chat: Optional[Chat] = None, max_chars: int = 2000) -> None:
         self._chat = chat
@@ -91,12 +90,3 @@ class LLMOpinionRecognizer:
                         new.append(Span(m.start(), m.end(), "MISC", 0.5, "llm_opinion"))
             out.append(new)
         return out
-
-
-def build(chat: Optional[Chat] = None) -> Any:
-    """The ``default+llm`` preset: the default recognizers, then the LLM's second opinion."""
-    from .pipeline import Detector
-    from .presets import build_detector
-
-    base = build_detector("default")
-    return Detector(base.recognizers + [LLMOpinionRecognizer(chat)], name="default+llm", decider=base.decider)

@@ -15,7 +15,7 @@ from typing import FrozenSet, List, Tuple
 from ..lexicon import (is_cjk, english_and_common, english_stop_words, english_zipf, known_names, name_lists,
                        stop_words)
 from ..spans import Span
-from .recognizer import declare
+from .recognizer import register_recognizer
 
 _LATIN_WORD = r"[^\W\d_][^\W\d_'’-]*(?:[-'’][^\W\d_]+)*"
 # Cues after which the next 1-3 name-like tokens are a person (several languages).
@@ -50,6 +50,7 @@ def _cjk_full_names() -> "re.Pattern[str]":
     return re.compile(f"(?:{'|'.join(map(re.escape, lasts))})\\s?(?:{'|'.join(map(re.escape, firsts))})")
 
 
+@register_recognizer("names", {"PERSON"}, {"names": 2.6})
 class NameRecognizer:
     """Person names the NER models miss: lowercase, ALL-CAPS and non-Latin names.
 
@@ -62,8 +63,6 @@ class NameRecognizer:
     * Han/Kana/Hangul surname + given name from the list; a short Han or Hangul run starting with a surname
       in text of another script, or after 叫/是/给; any short run before an honorific (さん, 先生, 님).
     """
-
-    spec = declare("names", {"PERSON"}, {"names": 2.6})
 
     def analyze(self, text: str) -> List[Span]:
         first, last = name_lists()

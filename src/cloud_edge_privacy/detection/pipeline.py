@@ -12,7 +12,7 @@ from ..spans import Span, surface_pattern
 from ..vocabulary import TITLES
 from .normalize import normalize
 from .public_parties import drop_public_parties
-from .recognizer import builtin_identifying, builtin_priorities, identifying, priorities, run_recognizer, spec_of
+from .recognizer import identifying, priorities, run_recognizer, spec_of
 from .structured import SECRET_PREFIX
 
 # When merged spans disagree on category, the more specific source wins: the priorities and the propagated
@@ -26,13 +26,15 @@ WARM_UP_TEXT = ("Warm-up: Ms Anna Berg (anna.berg@example.org) met mary jones in
 
 def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] = None) -> List[Span]:
     """Merge overlapping spans into their union (safer for privacy); category from the best source
-    (``priority``: source prefix -> priority, default the shipped recognizers' declarations; unknown: 0).
+    (``priority``: source prefix -> priority, default the registered recognizers' declarations; unknown: 0).
 
     When the union reaches an identifying span (PERSON, CODE, ORG, LOC) beyond the best span, the best
     identifying span names the category: "2002 Paul Giles & The Vintage Team" is a person, not a date (a date
     operator would rewrite the year and send the name as it is)."""
-    table = builtin_priorities() if priority is None else priority
-    ident = builtin_identifying()
+    from .catalog import all_identifying, all_priorities
+
+    table = all_priorities() if priority is None else priority
+    ident = all_identifying()
 
     def rank(span: Span) -> tuple:
         return (table.get(span.source.split(":")[0], 0), span.end - span.start, span.category)
@@ -72,12 +74,14 @@ def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3,
     One unmasked mention defeats masking all the others, so co-reference by normalized surface form
     is applied to names, organisations, places and codes.  A surname shorter than ``min_len`` that came
     with a title ("Mr Li") propagates too, but only in its capitalised form.  Copies of a secret stay secrets.
-    ``propagated``: the categories to propagate (default: those the shipped recognizers declare identifying).
+    ``propagated``: the categories to propagate (default: those the registered recognizers declare identifying).
     ``ordinary_zipf``: a PERSON form made only of ordinary words ("Seller", "Small": in no name list and at least
     this common in English, besides titles and stop words) is not copied onto its all-lower-case occurrences
     unless it was found in lower case (the egress guard's rule 1 ignores such a form in any case).
     """
-    cats = builtin_identifying() if propagated is None else propagated
+    from .catalog import all_identifying
+
+    cats = all_identifying() if propagated is None else propagated
     forms: Dict[str, Tuple[str, str]] = {}
     exact: Dict[str, str] = {}
     lower_found = set()
@@ -135,13 +139,9 @@ class Detector:
     """A configured detection pipeline: recognizers -> optional per-candidate decision (learned weights) ->
     merge -> co-reference propagation -> optional public-party filter.  Recognizers with an ``analyze_many`` method are run in batches."""
 
-    def __init__(self, recognizers: Optional[Sequence[object]] = None, propagate: bool = True,
+    def __init__(self, recognizers: Sequence[object], propagate: bool = True,
                  cache_size: int = 0, drop_public_parties: bool = False, name: str = "",
                  decider: Optional[object] = None, ordinary_zipf: Optional[float] = None) -> None:
-        if recognizers is None:
-            from .presets import build_detector
-
-            recognizers = build_detector("default").recognizers
         self.recognizers = list(recognizers)
         # derived from the recognizers' declarations (a recognizer without one is a clear TypeError here)
         specs = [spec_of(r) for r in self.recognizers]
@@ -228,10 +228,3 @@ class Detector:
                                    ordinary_zipf=self.ordinary_zipf) \
             if self.propagate else merge_spans(spans, self.priority)
         return drop_public_parties(text, spans) if self.drop_public_parties else spans
-
-
-def build_detector(name: str = "default") -> Detector:
-    """A named preset (see :mod:`.presets`)."""
-    from .presets import build_detector as build
-
-    return build(name)

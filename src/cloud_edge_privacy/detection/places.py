@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any, Dict, FrozenSet, List, Tuple
 
 from ..spans import Span
-from .recognizer import declare
+from .recognizer import register_recognizer
 
 _LATIN_RUN = re.compile(r"[A-ZÀ-ÞĀ-ſ][^\W\d_]*(?:[-'’][^\W\d_]+)*(?:[ -](?:(?:de|del|la|le|sur|am|an|der|di|op|upon|on|"
                         r"im|en)[ -])?[A-ZÀ-ÞĀ-ſ][^\W\d_]*(?:[-'’][^\W\d_]+)*){0,2}")
@@ -91,11 +91,10 @@ def _common_word(word: str) -> bool:
     return low in stop_words() or english_zipf(low) >= 3.5
 
 
+@register_recognizer("places", {"LOC"}, {"place": 0.5})
 class PlaceRecognizer:
     """Towns and cities: GeoNames names (Latin, Cyrillic, Greek, Arabic, Devanagari, Han, Kana, Hangul...),
     and Han/Kana/Hangul names ending in an administrative unit.  LOC, QUASI-identifying."""
-
-    spec = declare("places", {"LOC"}, {"place": 0.5})
 
     def warm_up(self) -> None:
         """Build every table now (GeoNames, its lower-case forms, the big cities), not on a first request."""

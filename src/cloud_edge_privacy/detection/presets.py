@@ -1,4 +1,5 @@
-"""Named detector presets: one registry, one builder per name.
+"""Named detector presets, as data: each is a list of registered recognizers (by name, with their parameters)
+and the pipeline's options; :func:`build_detector` builds any of them.
 
 =============  =====================================================================================
 default        recall first: rule recognizers (validators, TAB regexes, addresses, organisations, ages/places,
@@ -14,233 +15,209 @@ default+llm    default, then the local edge LLM lists what is left (opt-in: one 
 legal          the TAB-tuned pipeline of earlier releases (TAB regexes + spaCy + TAB NER)
 high_recall    legal + the second TAB NER, built on en_core_web_sm (committed)
 structured     only the fast validators (what the egress guard runs over the outgoing request)
-federated      structured + TAB regexes + the federated detector (cloud_edge_privacy.federated)
+federated      structured + TAB regexes + the federated detector (registered by cloud_edge_privacy.federated)
 regex+spacy    TAB regexes + spaCy NER
 tab_ner        the TAB NER alone
 spacy          plain spaCy en_core_web_sm NER (baseline, no propagation)
 presidio       plain Microsoft Presidio (baseline, no propagation)
 =============  =====================================================================================
+
+A parameter value may be a :class:`Param`: the caller sets it (``build_detector("default",
+learned_path=...)``, a cross-validation fold's model); left unset, the recognizer's own default is used (the
+committed model).  Models are never read from a cache here: a missing file is a ``ModelFileError``.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Tuple
+import inspect
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from ..errors import ModelFileError
 from .pipeline import Detector
-from .recognizer import ALL_TAB, Declared, declare
-from .regex_recognizer import RegexRecognizer
-from .structured import StructuredRecognizer
-
-# The federated model (``cloud_edge_privacy.federated``) is declared here, where the preset uses it.
-FEDERATED_SPEC = declare("federated", ALL_TAB, {"federated": 2})
 
 
-def _user_prompt_recognizers() -> List[object]:
-    from .free_text import (AddressRecognizer, AgePlaceRecognizer, CourtTextRecognizer, DateAndPlaceRecognizer,
-                            OrganisationRecognizer)
-    from .names import NameRecognizer
-    from .places import PlaceRecognizer
-    from .tabular import TabularRecognizer
+@dataclass(frozen=True)
+class Param:
+    """A preset parameter the caller of :func:`build_detector` may set by ``key``; ``what`` names it in errors."""
 
-    return [StructuredRecognizer(), RegexRecognizer(), AddressRecognizer(), OrganisationRecognizer(),
-            AgePlaceRecognizer(), DateAndPlaceRecognizer(), CourtTextRecognizer(), PlaceRecognizer(),
-            TabularRecognizer(), NameRecognizer()]
+    key: str
+    what: str
 
 
-def _tab_ner_model() -> str:
-    """The TAB NER on en_core_web_sm's tok2vec, committed with the package (never read from a cache, so every
-    install gives the same spans; a missing file is a ``ModelFileError``, never a weaker stand-in)."""
-    from .tab_ner_recognizer import SM_MODEL_DIR
+@dataclass(frozen=True)
+class Use:
+    """One registered recognizer in a preset: its ``params`` (keyword arguments of its class), whether it reads
+    long texts by informative sentence (``gate``, :class:`~.gating.SentenceGate`), and whether its model is
+    checked when the detector is built (``check``: fail now, with the command that builds it)."""
 
-    return str(SM_MODEL_DIR)
+    recognizer: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    gate: bool = False
+    check: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
 
 
-def _rules_tab_ner() -> Detector:
-    from .tab_ner_recognizer import TabNerRecognizer
+@dataclass(frozen=True)
+class Decide:
+    """The learned span decider (:class:`~.decider.SpanDecider`): its rule (``"default"``: recall first,
+    ``"precision"``), the folder of its ``decider.json`` (None: the committed learned model's) and a threshold
+    (negative: the weights' own for the rule)."""
 
-    # The model reads only sentences with an informative capitalised word (see TabNerRecognizer).
-    return Detector(_user_prompt_recognizers() + [TabNerRecognizer(_tab_ner_model(), skip_plain=True)],
-                    name="rules+tab_ner")
+    rule: str
+    model_dir: Any = None
+    threshold: float = -1.0
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A detector as data: what it is for, its recognizers in order, its decider and whether mentions propagate
+    (``ordinary_zipf``: see :func:`~.pipeline.propagate_mentions`)."""
+
+    description: str
+    recognizers: Tuple[Use, ...]
+    decider: Optional[Decide] = None
+    propagate: bool = True
+    drop_public_parties: bool = False
+    ordinary_zipf: Optional[float] = None
+
+    def parameters(self) -> Dict[str, str]:
+        """The keys :func:`build_detector` accepts for it, with what each names."""
+        values = [v for u in self.recognizers for v in u.params.values()]
+        if self.decider is not None:
+            values.append(self.decider.model_dir)
+        return {v.key: v.what for v in values if isinstance(v, Param)}
+
+
+LEARNED_MODEL = Param("learned_path", "the learned model")
+ENCODER_MODEL = Param("encoder_path", "the encoder model")
+FEDERATED_MODEL = Param("federated_path", "a federated model file")
+
+# The rule recognizers of user prompts (no model).
+RULES: Tuple[Use, ...] = (Use("structured"), Use("regex"), Use("address"), Use("organisations"), Use("age_place"),
+                          Use("date_place"), Use("court_text"), Use("places"), Use("tabular"), Use("names"))
+
+
+def candidates(learned: bool = True, encoder: bool = True) -> Tuple[Use, ...]:
+    """Every recognizer of the default preset, before a decision.  The models read short texts whole and long
+    ones by informative sentence (see gating.py); each reads what the recognizers before it found, so it skips
+    sentences whose capitalised words are covered.  spaCy without laws and without the public institutions
+    (courts, governments, ministries) that court texts are full of and TAB marks NO_MASK.  The encoder NER
+    last, so the gated models read what they read without it; gated like them."""
+    return RULES + (Use("shape"), Use("spacy", {"drop_public_institutions": True}, gate=True)) \
+        + ((Use("learned", {"path": LEARNED_MODEL}, gate=True, check=True),) if learned else ()) \
+        + (Use("tab_ner", {"model": "sm"}, gate=True),) \
+        + ((Use("encoder_ner", {"path": ENCODER_MODEL}, gate=True, check=True),) if encoder else ())
+
+
+# A "person" of ordinary words ("Seller") is not copied onto its lower-case uses; 2.5: the egress guard's
+# ORDINARY_ZIPF, so that the guard never flags what propagation leaves (see docs/detection.md).
+_DEFAULT = Preset("recall first: every recognizer + the learned model, kept per span by learned weights",
+                  candidates(), Decide("default", LEARNED_MODEL), ordinary_zipf=2.5)
+# Chosen on TAB dev (see the example README): general NER adds recall, its public-institution spans (courts,
+# governments, headings, state names) are dropped, the TAB model adds precision.
+_LEGAL = (Use("regex"), Use("spacy", {"drop_public_institutions": True}), Use("tab_ner"))
+
+PRESETS: Mapping[str, Preset] = MappingProxyType({
+    "default": _DEFAULT,
+    "precision": Preset("the default's recognizers, kept only when the learned weights say likely private",
+                        candidates(encoder=False), Decide("precision", LEARNED_MODEL)),
+    "fast": Preset("rule recognizers, validators and name/place lists only (no model; high throughput)", RULES),
+    # the TAB NER reads only sentences with an informative capitalised word (see TabNerRecognizer)
+    "rules+tab_ner": Preset("the previous default: rule recognizers + the TAB NER",
+                            RULES + (Use("tab_ner", {"model": "sm", "skip_plain": True}),)),
+    "learned": Preset("the learned NER alone (comparison)", (Use("learned", {"path": LEARNED_MODEL}, check=True),)),
+    "default+llm": Preset("default + the edge LLM's second opinion (opt-in, seconds per text)",
+                          _DEFAULT.recognizers + (Use("llm_opinion"),), _DEFAULT.decider,
+                          ordinary_zipf=_DEFAULT.ordinary_zipf),
+    "legal": Preset("TAB-tuned court text (the earlier default)", _LEGAL),
+    # both TAB models, spaCy's amounts and miscellanea left out: on TAB dev they cost precision, add no entity
+    "high_recall": Preset("legal + a second TAB NER", (
+        Use("regex"), Use("spacy", {"drop_public_institutions": True,
+                                    "keep_categories": ("PERSON", "ORG", "DEM", "LOC", "DATETIME")}),
+        Use("tab_ner"), Use("tab_ner", {"model": "sm"}))),
+    "structured": Preset("validators only (egress guard)", (Use("structured"),), propagate=False),
+    "federated": Preset("structured + the federated detector",
+                        (Use("structured"), Use("regex"), Use("federated", {"model_dir": FEDERATED_MODEL}))),
+    "regex+spacy": Preset("TAB regexes + spaCy", (Use("regex"), Use("spacy"))),
+    "tab_ner": Preset("TAB NER alone", (Use("tab_ner"),)),
+    "spacy": Preset("plain spaCy baseline", (Use("spacy", {"skip_labels": ()}),), propagate=False),
+    "presidio": Preset("plain Presidio baseline", (Use("presidio"),), propagate=False),
+})
+DETECTORS = tuple(PRESETS)
+
+
+def _value(value: Any, overrides: Mapping[str, Any]) -> Any:
+    return overrides.get(value.key) if isinstance(value, Param) else value
+
+
+def _recognizer(preset: str, use: Use, overrides: Mapping[str, Any]) -> object:
+    from .catalog import recognizer
+    from .gating import SentenceGate
+
+    factory = recognizer(use.recognizer).factory
+    # a Param left unset is not passed: the recognizer's own default (its committed model)
+    kwargs = {k: _value(v, overrides) for k, v in use.params.items()}
+    kwargs = {k: v for k, v in kwargs.items() if v is not None or not isinstance(use.params[k], Param)}
+    try:
+        inspect.signature(factory).bind(**kwargs)
+    except TypeError as exc:
+        raise ValueError(f"detector {preset!r}: recognizer {use.recognizer!r} parameters {sorted(kwargs)}: {exc}") \
+            from None
+    rec = factory(**kwargs)
+    if use.check:
+        rec.check()  # type: ignore[attr-defined]
+    return SentenceGate(rec) if use.gate else rec
+
+
+def build(name: str, preset: Preset, **overrides: Any) -> Detector:
+    """A new detector for ``preset`` (named ``name``); ``overrides`` set its :class:`Param` values."""
+    accepted = preset.parameters()
+    for key in overrides:
+        if key not in accepted:
+            known = {p.key: p.what for p in (LEARNED_MODEL, ENCODER_MODEL, FEDERATED_MODEL)}
+            what = f"use {known[key]}" if key in known else "take a parameter"
+            raise ValueError(f"detector {name!r} does not {what} ({key} given; it takes {sorted(accepted) or 'none'})")
+    recognizers: List[object] = [_recognizer(name, u, overrides) for u in preset.recognizers]
+    decider = None
+    if preset.decider is not None:
+        from .decider import SpanDecider
+        from .learned import MODEL_DIR
+
+        folder = _value(preset.decider.model_dir, overrides) or MODEL_DIR
+        decider = SpanDecider(preset.decider.rule, path=str(Path(folder) / "decider.json"),
+                              threshold=preset.decider.threshold)
+    return Detector(recognizers, propagate=preset.propagate, drop_public_parties=preset.drop_public_parties,
+                    name=name, decider=decider, ordinary_zipf=preset.ordinary_zipf)
+
+
+def build_detector(name: str = "default", **overrides: Any) -> Detector:
+    """A new detector for a preset name (see the module docstring).  ``overrides``: the preset's parameters
+    (:meth:`Preset.parameters`), e.g. ``learned_path`` / ``encoder_path`` (a cross-validation fold's models) or
+    ``federated_path``; ``None`` leaves one unset."""
+    if name not in PRESETS:
+        raise ValueError(f"unknown detector {name!r}; known: {DETECTORS}")
+    return build(name, PRESETS[name], **{k: v for k, v in overrides.items() if v is not None})
 
 
 def candidate_detector(learned_path: Optional[str] = None, learned: bool = True, encoder: bool = True,
                        encoder_path: Optional[str] = None) -> Detector:
-    """Every recognizer of the default preset, without a decision: the rule recognizers, spaCy's NER, the
-    learned model (``learned_path``, default the committed one; raises ModelFileError if it is missing), the
-    TAB NER on en_core_web_sm and (``encoder``) the encoder NER (``encoder_path``, default the committed one).
-    Used by the presets below and by ``scripts/train_decider.py`` (with the encoder: the decider's weights
-    read it as one more recognizer family)."""
-    from .encoder_ner import EncoderNerRecognizer
-    from .gating import SentenceGate
-    from .learned import LearnedNerRecognizer
-    from .shapes import ShapeRecognizer
-    from .spacy_recognizer import SpacyRecognizer
-    from .tab_ner_recognizer import TabNerRecognizer
-
-    # The models read short texts whole and long ones by informative sentence (see gating.py); each reads
-    # what the recognizers before it found, so it skips sentences whose capitalised words are covered.
-    # spaCy without laws and without the public institutions (courts, governments, ministries) that court
-    # texts are full of and TAB marks NO_MASK.
-    models: List[object] = [SentenceGate(SpacyRecognizer(drop_public_institutions=True))]
-    if learned:
-        rec = LearnedNerRecognizer(learned_path)
-        rec.check()  # fail now, with the command that builds it, rather than silently lose recall
-        models.append(SentenceGate(rec))
-    models.append(SentenceGate(TabNerRecognizer(_tab_ner_model())))
-    if encoder:
-        # last, so the gated models above read what they read without it; gated like them (long texts by
-        # informative sentence)
-        enc = EncoderNerRecognizer(encoder_path)
-        enc.check()
-        models.append(SentenceGate(enc))
-    return Detector(_user_prompt_recognizers() + [ShapeRecognizer()] + models, name="candidates")
-
-
-def _decided(preset: str, learned_path: Optional[str], encoder_path: Optional[str] = None) -> Detector:
-    from pathlib import Path
-
-    from .decider import SpanDecider
-    from .learned import MODEL_DIR
-
-    det = candidate_detector(learned_path, encoder=uses_encoder(preset), encoder_path=encoder_path)
-    det.decider = SpanDecider(preset, path=str(Path(learned_path or MODEL_DIR) / "decider.json"))
-    det.name = preset
-    return det
-
-
-def _default(learned_path: Optional[str] = None, encoder_path: Optional[str] = None) -> Detector:
-    det = _decided("default", learned_path, encoder_path)
-    # a "person" of ordinary words ("Seller") is not copied onto its lower-case uses; 2.5: the egress guard's
-    # ORDINARY_ZIPF, so that the guard never flags what propagation leaves (see docs/detection.md)
-    det.ordinary_zipf = 2.5
-    return det
-
-
-def _precision(learned_path: Optional[str] = None) -> Detector:
-    return _decided("precision", learned_path)
-
-
-def _learned(learned_path: Optional[str] = None) -> Detector:
-    from .learned import LearnedNerRecognizer
-
-    rec = LearnedNerRecognizer(learned_path)
-    rec.check()
-    return Detector([rec], name="learned")
-
-
-def _fast() -> Detector:
-    return Detector(_user_prompt_recognizers(), name="fast")
-
-
-def _legal() -> Detector:
-    from .spacy_recognizer import SpacyRecognizer
-    from .tab_ner_recognizer import TabNerRecognizer
-
-    # Chosen on TAB dev (see the example README): general NER adds recall, its public-institution
-    # spans (courts, governments, headings, state names) are dropped, the TAB model adds precision.
-    return Detector([RegexRecognizer(), SpacyRecognizer(drop_public_institutions=True), TabNerRecognizer()], name="legal")
-
-
-def _high_recall() -> Detector:
-    from .spacy_recognizer import SpacyRecognizer
-    from .tab_ner_recognizer import TabNerRecognizer, transfer_model_dir
-
-    # Both TAB models, with spaCy's amounts and miscellanea left out: on TAB dev they cost precision
-    # and add no entity (see README).
-    keep = ("PERSON", "ORG", "DEM", "LOC", "DATETIME")
-    return Detector([RegexRecognizer(), SpacyRecognizer(drop_public_institutions=True, keep_categories=keep),
-                     TabNerRecognizer(), TabNerRecognizer(str(transfer_model_dir()))], name="high_recall")
-
-
-def _federated() -> Detector:
-    try:
-        from ..federated.recognizer import FederatedRecognizer
-    except ImportError as exc:
-        raise ModelFileError(f"detector 'federated' needs cloud_edge_privacy.federated.recognizer.FederatedRecognizer "
-                             f"(the federated training module): {exc}") from exc
-    return Detector([StructuredRecognizer(), RegexRecognizer(), Declared(FederatedRecognizer(), FEDERATED_SPEC)],
-                    name="federated")
-
-
-def _spacy_only() -> Detector:
-    from .spacy_recognizer import SpacyRecognizer
-
-    return Detector([SpacyRecognizer(skip_labels=())], propagate=False, name="spacy")
-
-
-def _presidio() -> Detector:
-    from .presidio_recognizer import PresidioRecognizer
-
-    return Detector([PresidioRecognizer()], propagate=False, name="presidio")
-
-
-def _regex_spacy() -> Detector:
-    from .spacy_recognizer import SpacyRecognizer
-
-    return Detector([RegexRecognizer(), SpacyRecognizer()], name="regex+spacy")
-
-
-def _tab_ner() -> Detector:
-    from .tab_ner_recognizer import TabNerRecognizer
-
-    return Detector([TabNerRecognizer()], name="tab_ner")
-
-
-def _default_llm() -> Detector:
-    from .llm_opinion import build
-
-    return build()
-
-
-PRESETS: Dict[str, Tuple[str, Callable[..., Detector]]] = {
-    "default": ("recall first: every recognizer + the learned model, kept per span by learned weights", _default),
-    "precision": ("the default's recognizers, kept only when the learned weights say likely private", _precision),
-    "fast": ("rule recognizers, validators and name/place lists only (no model; high throughput)", _fast),
-    "rules+tab_ner": ("the previous default: rule recognizers + the TAB NER", _rules_tab_ner),
-    "learned": ("the learned NER alone (comparison)", _learned),
-    "default+llm": ("default + the edge LLM's second opinion (opt-in, seconds per text)", _default_llm),
-    "legal": ("TAB-tuned court text (the earlier default)", _legal),
-    "high_recall": ("legal + a second TAB NER", _high_recall),
-    "structured": ("validators only (egress guard)",
-                   lambda: Detector([StructuredRecognizer()], propagate=False, name="structured")),
-    "federated": ("structured + the federated detector", _federated),
-    "regex+spacy": ("TAB regexes + spaCy", _regex_spacy),
-    "tab_ner": ("TAB NER alone", _tab_ner),
-    "spacy": ("plain spaCy baseline", _spacy_only),
-    "presidio": ("plain Presidio baseline", _presidio),
-}
-DETECTORS = tuple(PRESETS)
-
-
-# Presets that read the learned model (cross-validated on the real prompts; see scripts/eval_user_prompts.py).
-LEARNED_PRESETS = frozenset(("default", "precision", "learned"))
+    """Every recognizer of the default preset, without a decision (:func:`candidates`): the learned model
+    (``learned_path``, default the committed one; raises ModelFileError if it is missing) and (``encoder``) the
+    encoder NER (``encoder_path``).  Used by ``scripts/train_decider.py`` (with the encoder: the decider's
+    weights read it as one more recognizer family)."""
+    preset = Preset("every candidate of the default preset", candidates(learned, encoder))
+    given = {LEARNED_MODEL.key: learned_path, ENCODER_MODEL.key: encoder_path}
+    return build("candidates", preset, **{k: v for k, v in given.items() if v is not None and k in preset.parameters()})
 
 
 def uses_learned(name: str) -> bool:
-    """Whether a preset uses the learned recognizer (and accepts ``learned_path``)."""
-    return name in LEARNED_PRESETS
-
-
-# Presets that read the encoder NER (cross-validated with the learned model: fold K's encoder with fold K's
-# learned NER and decider).  Not ``precision``: the encoder leans to recall.
-ENCODER_PRESETS = frozenset(("default",))
+    """Whether a preset uses the learned model (and accepts ``learned_path``)."""
+    return LEARNED_MODEL.key in PRESETS[name].parameters()
 
 
 def uses_encoder(name: str) -> bool:
-    """Whether a preset uses the encoder recognizer (and accepts ``encoder_path``)."""
-    return name in ENCODER_PRESETS
-
-
-def build_detector(name: str = "default", learned_path: Optional[str] = None,
-                   encoder_path: Optional[str] = None) -> Detector:
-    """A new detector for a preset name (see the module docstring).  ``learned_path`` / ``encoder_path``:
-    another learned model / encoder model (a cross-validation fold's) for presets that use one."""
-    if name not in PRESETS:
-        raise ValueError(f"unknown detector {name!r}; known: {DETECTORS}")
-    if learned_path is not None and not uses_learned(name):
-        raise ValueError(f"detector {name!r} does not use the learned model (learned_path given)")
-    if encoder_path is not None and not uses_encoder(name):
-        raise ValueError(f"detector {name!r} does not use the encoder model (encoder_path given)")
-    kw = {k: v for k, v in (("learned_path", learned_path), ("encoder_path", encoder_path)) if v is not None}
-    return PRESETS[name][1](**kw)
-
+    """Whether a preset uses the encoder model (and accepts ``encoder_path``)."""
+    return ENCODER_MODEL.key in PRESETS[name].parameters()

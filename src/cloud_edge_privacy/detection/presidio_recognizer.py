@@ -11,7 +11,7 @@ from typing import Any, List
 
 from ..spans import Span
 from .spacy_recognizer import DEFAULT_MODEL
-from .recognizer import declare
+from .recognizer import register_recognizer
 
 LABEL_MAP = {
     "PERSON": "PERSON", "LOCATION": "LOC", "NRP": "DEM", "DATE_TIME": "DATETIME", "ORGANIZATION": "ORG",
@@ -36,11 +36,13 @@ def _engine() -> Any:
     return AnalyzerEngine(nlp_engine=nlp, supported_languages=["en"])
 
 
+@register_recognizer("presidio", set(LABEL_MAP.values()) | {"MISC"}, {"presidio": 1}, fine_types={
+    "presidio:EMAIL_ADDRESS": "EMAIL", "presidio:PHONE_NUMBER": "PHONE", "presidio:IBAN_CODE": "IBAN",
+    "presidio:CREDIT_CARD": "CARD", "presidio:IP_ADDRESS": "IP", "presidio:URL": "URL", "presidio:US_SSN": "ID_NUMBER",
+    "presidio:UK_NHS": "ID_NUMBER", "presidio:US_PASSPORT": "ID_NUMBER"})
 class PresidioRecognizer:
     """Presidio's analyzer (its NER and pattern recognizers) with its types mapped to TAB categories;
     types without a mapping are kept as MISC."""
-
-    spec = declare("presidio", set(LABEL_MAP.values()) | {"MISC"}, {"presidio": 1})
 
     def __init__(self, min_score: float = 0.4) -> None:
         self.min_score = min_score

@@ -1,28 +1,31 @@
-"""The recognizer protocol: what a recognizer declares, and what the pipeline derives from the declarations.
+"""The recognizer protocol and the one registry of recognizers.
 
-A recognizer is any object with a ``spec`` (:class:`RecognizerSpec`) and the method its ``reads`` names:
+A recognizer is a class registered under a name with :func:`register_recognizer` in its own module (the way
+operators register with ``register_operator``).  The registration writes the class's declaration
+(:class:`RecognizerSpec`, its ``spec``): the TAB categories it may emit, the prefix and merge priority of its
+``Span.source`` strings, which of its categories identify someone by themselves, the fine entity types
+(EMAIL, PHONE, IBAN, ...) of its spans, and what it reads, which names the method the pipeline calls:
 
 * ``Reads.TEXT``: ``analyze(text) -> List[Span]`` on the raw text (patterns, validators, word lists);
 * ``Reads.TOKENS``: ``analyze_many(texts) -> List[List[Span]]``, a model over tokens, batched (``nlp.pipe``);
 * ``Reads.FOUND``: ``analyze_many(texts, found=...)``, which also reads the spans the recognizers before it
   in the preset found (to skip what is covered, or to show it redacted).
 
-From the declarations of a detector's recognizers the pipeline derives, with no table to edit elsewhere:
-the merge priority of each span source prefix (when overlapping spans disagree on the category, the more
-specific source wins) and the categories whose mentions propagate to every other occurrence (the
-*identifying* ones).  :func:`builtin_specs` gives the same for the shipped recognizers, for the module-level
-``merge_spans`` and the egress guard.  A recognizer from elsewhere is declared where a preset uses it, by
-:class:`Declared`.
+Presets (``presets.py``) name registered recognizers and their parameters.  From the declarations of a
+detector's recognizers the pipeline derives, with no table to edit elsewhere, the merge priority of each source
+prefix and the categories whose mentions propagate (the *identifying* ones); ``catalog.py`` gives the same for
+every shipped recognizer (the module-level ``merge_spans``, the egress guard, the API's fine types).  This
+module imports no recognizer: they import it.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from functools import lru_cache
-from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence
+from types import MappingProxyType
+from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..spans import Span
-from ..vocabulary import TAB_CATEGORIES
+from ..vocabulary import CATEGORY_ENTITY_TYPE, ENTITY_TYPES, TAB_CATEGORIES
 
 
 class Reads(str, Enum):
@@ -40,22 +43,42 @@ class RecognizerSpec:
     ``sources``: the prefix of every ``Span.source`` it emits (the part before the first ``:``) and its merge
     priority (higher wins a category conflict; the shipped range is 0 for word-shape guesses to 5 for secrets).
     ``identifying``: those of its ``categories`` that name someone by themselves, so that every other mention
-    is masked too (co-reference propagation) and the egress guard looks for them in clear."""
+    is masked too (co-reference propagation) and the egress guard looks for them in clear.
+    ``fine_types``: ``Span.source`` -> the fine entity type (``vocabulary.ENTITY_TYPES``) of the spans it emits
+    with that source; a span whose source is not listed has its category's type (a ``LOC`` is a ``LOCATION``)."""
 
     name: str
     categories: FrozenSet[str]
     sources: Mapping[str, float]
     reads: Reads = Reads.TEXT
     identifying: FrozenSet[str] = field(default_factory=frozenset)
+    fine_types: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.name or not self.sources:
             raise ValueError(f"recognizer spec {self.name!r}: a name and at least one source prefix are required")
+        if not self.categories <= set(TAB_CATEGORIES):
+            raise ValueError(f"recognizer {self.name!r}: categories {sorted(self.categories - set(TAB_CATEGORIES))} "
+                             f"are not TAB categories {TAB_CATEGORIES}")
         if not self.identifying <= self.categories:
             raise ValueError(f"recognizer {self.name!r}: identifying categories {sorted(self.identifying)} are not "
                              f"all among its categories {sorted(self.categories)}")
         if any(":" in p for p in self.sources):
             raise ValueError(f"recognizer {self.name!r}: source prefixes are the part before ':' ({list(self.sources)})")
+        for source, fine in self.fine_types.items():
+            if source.split(":", 1)[0] not in self.sources:
+                raise ValueError(f"recognizer {self.name!r}: fine_types source {source!r} has none of its source "
+                                 f"prefixes {sorted(self.sources)}")
+            if ENTITY_TYPES.get(fine) not in self.categories:
+                raise ValueError(f"recognizer {self.name!r}: fine_types[{source!r}] = {fine!r} is not a fine entity "
+                                 f"type of one of its categories {sorted(self.categories)} (vocabulary.ENTITY_TYPES)")
+        object.__setattr__(self, "sources", MappingProxyType(dict(self.sources)))
+        object.__setattr__(self, "fine_types", MappingProxyType(dict(self.fine_types)))
+
+    @property
+    def entity_types(self) -> FrozenSet[str]:
+        """The fine entity types its spans may have: those declared, and its categories' own."""
+        return frozenset(self.fine_types.values()) | frozenset(CATEGORY_ENTITY_TYPE[c] for c in self.categories)
 
 
 # The TAB categories that identify by themselves (a name, a code, an organisation, a place).
@@ -64,23 +87,65 @@ ALL_TAB = TAB_CATEGORIES
 
 
 def declare(name: str, categories: Iterable[str], sources: Mapping[str, float], reads: Reads = Reads.TEXT,
-         identifying: Optional[Iterable[str]] = None) -> RecognizerSpec:
+            identifying: Optional[Iterable[str]] = None, fine_types: Optional[Mapping[str, str]] = None
+            ) -> RecognizerSpec:
     """A spec whose identifying categories default to its TAB identifying ones (PERSON, CODE, ORG, LOC)."""
     cats = frozenset(categories)
     ident = frozenset(identifying) if identifying is not None else cats & IDENTIFYING_TAB
-    return RecognizerSpec(name, cats, dict(sources), reads, ident)
+    return RecognizerSpec(name, cats, dict(sources), reads, ident, dict(fine_types or {}))
+
+
+@dataclass(frozen=True)
+class Registered:
+    """A registered recognizer: its declaration and the factory (its class) a preset calls with parameters."""
+
+    spec: RecognizerSpec
+    factory: Callable[..., object]
+
+
+_RECOGNIZERS: Dict[str, Registered] = {}
+
+
+def register_recognizer(name: str, categories: Iterable[str], sources: Mapping[str, float],
+                        reads: Reads = Reads.TEXT, identifying: Optional[Iterable[str]] = None,
+                        fine_types: Optional[Mapping[str, str]] = None) -> Callable:
+    """Register a recognizer class under ``name`` (what a preset names) with its declaration (see
+    :func:`declare`), which also becomes the class's ``spec``.  Registering the same class again (a module
+    imported twice) replaces it; another class under a registered name is an error."""
+    spec = declare(name, categories, sources, reads, identifying, fine_types)
+
+    def wrap(cls: type) -> type:
+        old = _RECOGNIZERS.get(name)
+        if old is not None and getattr(old.factory, "__qualname__", None) != cls.__qualname__:
+            raise ValueError(f"recognizer {name!r} is already registered by {old.factory!r}")
+        cls.spec = spec  # type: ignore[attr-defined]
+        _RECOGNIZERS[name] = Registered(spec, cls)
+        return cls
+
+    return wrap
+
+
+def registered(name: str) -> Optional[Registered]:
+    """The recognizer registered under ``name``, or None (``catalog.recognizer`` also loads plug-ins by name)."""
+    return _RECOGNIZERS.get(name)
+
+
+def registered_specs() -> Tuple[RecognizerSpec, ...]:
+    """The declarations of every recognizer registered so far, in name order."""
+    return tuple(_RECOGNIZERS[n].spec for n in sorted(_RECOGNIZERS))
 
 
 # The pipeline's own source: co-reference copies of a mention (lowest priority: the original decides).
-PIPELINE_SOURCES: Mapping[str, float] = {"coref": 0}
+PIPELINE_SOURCES: Mapping[str, float] = MappingProxyType({"coref": 0})
 
 
 def spec_of(recognizer: object) -> RecognizerSpec:
     """A recognizer's declaration, or a clear error naming what is missing."""
     s = getattr(recognizer, "spec", None)
     if not isinstance(s, RecognizerSpec):
-        raise TypeError(f"{type(recognizer).__name__} declares no RecognizerSpec (a `spec` attribute); declare it in "
-                        f"the class, or wrap the object in detection.recognizer.Declared(obj, declare(...)) in the preset")
+        raise TypeError(f"{type(recognizer).__name__} declares no RecognizerSpec (a `spec` attribute); register it "
+                        f"with detection.recognizer.register_recognizer, or wrap the object in "
+                        f"detection.recognizer.Declared(obj, declare(...))")
     return s
 
 
@@ -103,8 +168,22 @@ def identifying(specs: Iterable[RecognizerSpec]) -> FrozenSet[str]:
     return frozenset().union(*(s.identifying for s in specs))
 
 
+def fine_types(specs: Iterable[RecognizerSpec]) -> Dict[str, str]:
+    """``Span.source`` -> fine entity type, from the declarations (two recognizers may declare one source only
+    with one type)."""
+    out: Dict[str, str] = {}
+    owner: Dict[str, str] = {}
+    for s in specs:
+        for source, fine in s.fine_types.items():
+            if source in out and out[source] != fine:
+                raise ValueError(f"source {source!r}: fine type {fine} in recognizer {s.name!r} but {out[source]} "
+                                 f"in {owner[source]!r}")
+            out[source], owner[source] = fine, owner.get(source, s.name)
+    return out
+
+
 class Declared:
-    """A recognizer from elsewhere (a plug-in, the federated model) with a declaration given by the preset."""
+    """An object from elsewhere, not registered, with a declaration given where it is used."""
 
     def __init__(self, inner: object, declaration: RecognizerSpec) -> None:
         self.inner = inner
@@ -135,41 +214,3 @@ def run_recognizer(recognizer: object, texts: Sequence[str], found: Sequence[Seq
     if reads is Reads.TOKENS:
         return recognizer.analyze_many(texts)  # type: ignore[attr-defined]
     return [recognizer.analyze(t) for t in texts]  # type: ignore[attr-defined]
-
-
-@lru_cache(maxsize=1)
-def builtin_specs() -> tuple:
-    """The declarations of the shipped recognizers (read from their classes; no model is loaded)."""
-    from .free_text import (AddressRecognizer, AgePlaceRecognizer, CourtTextRecognizer, DateAndPlaceRecognizer,
-                            OrganisationRecognizer)
-    from .encoder_ner import EncoderNerRecognizer
-    from .learned.ner import LearnedNerRecognizer
-    from .llm_opinion import LLMOpinionRecognizer
-    from .names import NameRecognizer
-    from .places import PlaceRecognizer
-    from .presidio_recognizer import PresidioRecognizer
-    from .regex_recognizer import RegexRecognizer
-    from .shapes import ShapeRecognizer
-    from .spacy_recognizer import SpacyRecognizer
-    from .structured import StructuredRecognizer
-    from .tab_ner_recognizer import TabNerRecognizer
-    from .tabular import TabularRecognizer
-    from .presets import FEDERATED_SPEC
-
-    classes = (StructuredRecognizer, RegexRecognizer, AddressRecognizer, OrganisationRecognizer, AgePlaceRecognizer,
-               DateAndPlaceRecognizer, CourtTextRecognizer, PlaceRecognizer, TabularRecognizer, NameRecognizer,
-               ShapeRecognizer, SpacyRecognizer, LearnedNerRecognizer, TabNerRecognizer, PresidioRecognizer,
-               LLMOpinionRecognizer, EncoderNerRecognizer)
-    return tuple(c.spec for c in classes) + (FEDERATED_SPEC,)
-
-
-@lru_cache(maxsize=1)
-def builtin_priorities() -> Mapping[str, float]:
-    """Source prefix -> merge priority of the shipped recognizers."""
-    return priorities(builtin_specs())
-
-
-@lru_cache(maxsize=1)
-def builtin_identifying() -> FrozenSet[str]:
-    """The categories the shipped recognizers declare identifying (PERSON, CODE, ORG, LOC)."""
-    return identifying(builtin_specs())

@@ -6,7 +6,7 @@ from typing import Callable, Iterable, List, Optional, Tuple
 
 from ..spans import Span
 from ..vocabulary import MONTH_ALTERNATION, title_alternation
-from .recognizer import declare
+from .recognizer import register_recognizer
 
 _MONTHS = rf"(?:{MONTH_ALTERNATION})"
 _CURRENCY = (r"(?:euros?|EUR|USD|dollars?|pounds?|GBP|francs?|CHF|kroner|kronor|zlotys?|PLN|lire|liras?|"
@@ -54,12 +54,13 @@ PATTERNS: List[Tuple[str, str, "re.Pattern[str]", Optional[Callable[[str], bool]
 ]
 
 
+@register_recognizer("regex", {"CODE", "DATETIME", "QUANTITY", "PERSON", "DEM"}, {"regex": 3}, fine_types={
+    "regex:email": "EMAIL", "regex:url": "URL", "regex:card": "CARD", "regex:phone": "PHONE", "regex:iban": "IBAN",
+    "regex:echr_application": "ID_NUMBER", "regex:long_number": "NUMBER", "regex:age": "AGE"})
 class RegexRecognizer:
     """The TAB-tuned patterns: e-mails, international phones, cards (Luhn), IBAN shapes, ECHR application
     numbers, long numbers, dates (English month names, numeric, ISO, years), amounts with currencies,
     titled names ("Mr A. Rönquist") and ages ("aged 46")."""
-
-    spec = declare("regex", {"CODE", "DATETIME", "QUANTITY", "PERSON", "DEM"}, {"regex": 3})
 
     def __init__(self, patterns: Optional[Iterable[str]] = None) -> None:
         wanted = set(patterns) if patterns else None

@@ -12,7 +12,7 @@ import re
 from typing import List
 
 from ..spans import Span
-from .recognizer import declare
+from .recognizer import register_recognizer
 
 _WORD = re.compile(r"(?<![\w@#/.\\-])[^\W\d_][\w’'-]*[\w](?![\w@/\\-]|\.\w)")
 _CAMEL = re.compile(r"^[A-Za-z]*[a-z][A-Z][A-Za-z]*$|^[A-Z][a-z]+[A-Z][A-Za-z]*$")
@@ -20,12 +20,11 @@ _LETTER_DIGIT = re.compile(r"^(?=.*\d)[A-Za-z]+\d+[A-Za-z\d]*$")
 _CAPS_RUN = re.compile(r"\b[A-Z][A-Z'’-]{2,}(?:\s+[A-Z][A-Z'’-]{2,}){1,3}\b")
 
 
+@register_recognizer("shape", {"MISC"}, {"shape": 0.2})
 class ShapeRecognizer:
     """CamelCase and letter+digit tokens, runs of 2-4 ALL-CAPS words that are not common English, single ALL-CAPS
     words and capitalised words (inside a sentence) rare in English (Zipf < 2.5), and lower-case words English
     does not know."""
-
-    spec = declare("shape", {"MISC"}, {"shape": 0.2})
 
     def analyze(self, text: str) -> List[Span]:
         from ..lexicon import english_zipf, stop_words

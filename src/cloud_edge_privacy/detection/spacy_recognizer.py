@@ -7,7 +7,7 @@ from typing import Any, List, Sequence
 
 from ..spans import Span
 from .public_parties import is_public_institution
-from .recognizer import Reads, declare
+from .recognizer import Reads, register_recognizer
 
 # spaCy OntoNotes labels -> TAB categories.  CARDINAL and ORDINAL are left out: bare numbers in
 # court texts are mostly paragraph and article numbers.
@@ -31,11 +31,10 @@ def load_spacy(model: str = DEFAULT_MODEL) -> Any:
         return spacy.load(model, exclude=["tok2vec", "tagger", "parser", "senter", "lemmatizer", "attribute_ruler"])
 
 
+@register_recognizer("spacy", set(LABEL_MAP.values()), {"spacy": 1}, Reads.TOKENS)
 class SpacyRecognizer:
     """General English NER (people, places, organisations, dates, amounts, nationalities...) mapped to TAB
     categories; optionally without the public institutions court texts are full of."""
-
-    spec = declare("spacy", set(LABEL_MAP.values()), {"spacy": 1}, Reads.TOKENS)
 
     def __init__(self, model: str = DEFAULT_MODEL, skip_labels: tuple = ("LAW",),
                  drop_public_institutions: bool = False, keep_categories: tuple = ()) -> None:

@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 from ..spans import SECRET_PREFIX, Span, is_secret  # noqa: F401 (is_secret re-exported)
-from .recognizer import declare
+from .recognizer import register_recognizer
 # Regions tried for a national-format phone number (no +country prefix), most common first.
 PHONE_REGIONS = ("US", "GB", "DE", "FR", "ES", "IT", "NL", "PL", "SE", "BR", "PT", "IN", "JP", "CN", "KR", "RU",
                  "UA", "GR", "TR", "IE", "AU", "CA", "CH", "AT", "BE", "DK", "NO", "FI", "CZ", "MX", "AR", "ZA", "NG")
@@ -174,6 +174,16 @@ def _ip_ok(s: str) -> bool:
     return not (ip.is_loopback or ip.is_unspecified)
 
 
+# Span.source -> fine entity type (secrets are SECRET whatever their source)
+_FINE_TYPES = {
+    "structured:email": "EMAIL", "structured:phone": "PHONE", "structured:iban": "IBAN", "structured:card": "CARD",
+    "structured:ip": "IP", "structured:url_host": "URL", "structured:url_user": "URL", "structured:url_query": "URL",
+    "structured:domain": "URL", "structured:ssn": "ID_NUMBER", "structured:nino": "ID_NUMBER",
+    "structured:id_number": "ID_NUMBER", "structured:username": "USERNAME", "structured:handle": "USERNAME",
+    "structured:path_user": "USERNAME", "structured:plate": "LICENSE_PLATE", "structured:number": "NUMBER"}
+
+
+@register_recognizer("structured", {"CODE"}, {"structured": 4, "secret": 5}, fine_types=_FINE_TYPES)
 class StructuredRecognizer:
     """E-mails; URLs (credentials, non-public hosts, personal path segments, secret query values); domains;
     IPv4/IPv6; phones (``phonenumbers``, any country, international or national format); IBANs and cards
@@ -182,8 +192,6 @@ class StructuredRecognizer:
     ``AKIA``/``xoxb-``, values after password/token/secret/PIN keywords, bearer tokens, high-entropy tokens);
     user segments of file paths; @handles and values after ``user=``/``username``.  Category CODE throughout.
     """
-
-    spec = declare("structured", {"CODE"}, {"structured": 4, "secret": 5})
 
     def analyze(self, text: str) -> List[Span]:
         out: List[Span] = []

@@ -14,14 +14,16 @@ from functools import lru_cache
 from pathlib import Path
 import bisect
 import re
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from types import MappingProxyType
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import ModelFileError
 from ..spans import Span
-from .recognizer import ALL_TAB, Reads, declare
+from .recognizer import ALL_TAB, Reads, register_recognizer
 
 MODEL_DIR = Path(__file__).with_name("tab_ner_model")
 SM_MODEL_DIR = Path(__file__).with_name("tab_ner_sm_model")
+COMMITTED_MODELS: Mapping[str, Path] = MappingProxyType({"blank": MODEL_DIR, "sm": SM_MODEL_DIR})
 
 
 def transfer_model_dir() -> Path:
@@ -97,6 +99,7 @@ def informative_sentences(text: str, found: Sequence[Span] = ()) -> List[Tuple[i
     return out
 
 
+@register_recognizer("tab_ner", ALL_TAB, {"tab_ner": 2}, Reads.TOKENS)
 class TabNerRecognizer:
     """What TAB annotators mask in court text (PERSON, ORG, LOC, DATETIME, DEM, QUANTITY, CODE, MISC),
     learned from TAB's training split.
@@ -105,10 +108,12 @@ class TabNerRecognizer:
     and court vocabulary, or a non-ASCII letter: the others hold no name the model would find that the
     pattern recognizers (dates, numbers, amounts) do not already cover, and skipping them saves model time."""
 
-    spec = declare("tab_ner", ALL_TAB, {"tab_ner": 2}, Reads.TOKENS)
-
-    def __init__(self, path: str = str(MODEL_DIR), skip_plain: bool = False) -> None:
-        self.path = path
+    def __init__(self, path: Optional[str] = None, skip_plain: bool = False, model: str = "blank") -> None:
+        # ``model``: a committed model by name (``path`` overrides): "blank" (tab_ner_model/) or "sm"
+        # (tab_ner_sm_model/, on en_core_web_sm's tok2vec)
+        if model not in COMMITTED_MODELS:
+            raise ValueError(f"tab_ner model {model!r}: expected one of {sorted(COMMITTED_MODELS)} (or a path)")
+        self.path = path if path is not None else str(COMMITTED_MODELS[model])
         self.skip_plain = skip_plain
         if skip_plain:  # it reads what the recognizers before it found
             self.spec = replace(TabNerRecognizer.spec, reads=Reads.FOUND)

@@ -7,7 +7,7 @@ import re
 from typing import Dict, List, Optional
 
 from ..spans import Span
-from .recognizer import declare
+from .recognizer import register_recognizer
 
 # header word -> category; matched against the header cell with separators and case removed
 _COLUMNS: Dict[str, str] = {
@@ -48,11 +48,10 @@ def _header(line: str) -> Optional[tuple]:
     return None
 
 
+@register_recognizer("tabular", {"PERSON", "CODE", "LOC", "DATETIME", "ORG", "DEM"}, {"tabular": 1})
 class TabularRecognizer:
     """Cells under a personal column ("name", "email", "phone", "city", "address", "dob", "iban", "user"...,
     in several languages) of delimited rows that follow such a header line."""
-
-    spec = declare("tabular", {"PERSON", "CODE", "LOC", "DATETIME", "ORG", "DEM"}, {"tabular": 1})
 
     def analyze(self, text: str) -> List[Span]:
         if not any(d in text for d in _DELIMITERS):

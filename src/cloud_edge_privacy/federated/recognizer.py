@@ -1,4 +1,5 @@
-"""The federated detector as a recognizer of the detection pipeline (``--detector federated``).
+"""The federated detector as a recognizer of the detection pipeline (``--detector federated``), registered here
+as ``federated`` (the detection layer's ``catalog.PLUGINS`` names this module; presets name the recognizer).
 
 The experiment (``scripts/run_federated_bench.py``) saves there the best private detector at ε <= 10 of its grid
 (either model family; the file records which, with its ε and dev scores) and, for comparison, the non-private
@@ -10,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Dict, List, Optional
 
+from ..detection.recognizer import ALL_TAB, register_recognizer
 from ..errors import ModelFileError
 from ..spans import Span
 
@@ -28,8 +30,10 @@ def default_model_dir() -> Path:
     return cache_dir() / "models" / "federated_detector"
 
 
+@register_recognizer("federated", ALL_TAB, {"federated": 2})
 class FederatedRecognizer:
-    """Tags TAB entity types (PERSON, CODE, LOC, ORG, DATETIME, DEM, QUANTITY, MISC) with the federated model."""
+    """Tags TAB entity types (PERSON, CODE, LOC, ORG, DATETIME, DEM, QUANTITY, MISC) with the federated model.
+    ``model_dir``: a folder holding ``model_file``, or a model file (default: :func:`default_model_dir`)."""
 
     name = "federated"
 

@@ -5,9 +5,6 @@ gateway's ``federated`` detector preset, scored on TAB-format sets (TAB dev, the
 """
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Sequence
@@ -35,7 +32,7 @@ def score_recognizers(model_dir: str, sets: Mapping[str, str], log: Callable[[st
     """For each exported model (``files`` in ``model_dir``): the model alone and the ``federated`` preset
     (structured + regex + the model); ``log`` gets one line per scored row (a row takes minutes on a shared
     machine)."""
-    from ..detection.presets import PRESETS
+    from ..detection.presets import build_detector
     from .model import load_model, predict_spans
 
     rows: List[Dict[str, Any]] = []
@@ -47,24 +44,13 @@ def score_recognizers(model_dir: str, sets: Mapping[str, str], log: Callable[[st
         thr = float(meta.get("threshold", 0.5))
         label = f"{meta.get('model')} {meta.get('method')} ε={meta.get('epsilon')}"
         alone = lambda texts, m=model, t=thr: [predict_spans(m, x, t, cache=False) for x in texts]  # noqa: E731
-        tmp = tempfile.mkdtemp(prefix="fed_rec_")
-        shutil.copy(path, Path(tmp) / MODEL_FILE)
-        old = os.environ.get("CEP_FEDERATED_MODEL_DIR")
-        os.environ["CEP_FEDERATED_MODEL_DIR"] = tmp
-        try:
-            detector = PRESETS["federated"][1]()
-            for set_name, set_path in sets.items():
-                for how, fn in (("model alone", alone), ("preset federated", detector.analyze_many)):
-                    rows.append({"model": label, "as": how, "set": set_name, **_score(fn, set_path)})
-                    r = rows[-1]
-                    log(f"{label} | {how} | {set_name}: PSR {r['PSR']:.3f}, token precision "
-                        f"{r['token_precision']:.3f} ({r['seconds']} s)")
-        finally:
-            if old is None:
-                os.environ.pop("CEP_FEDERATED_MODEL_DIR", None)
-            else:
-                os.environ["CEP_FEDERATED_MODEL_DIR"] = old
-            shutil.rmtree(tmp, ignore_errors=True)
+        detector = build_detector("federated", federated_path=str(path))
+        for set_name, set_path in sets.items():
+            for how, fn in (("model alone", alone), ("preset federated", detector.analyze_many)):
+                rows.append({"model": label, "as": how, "set": set_name, **_score(fn, set_path)})
+                r = rows[-1]
+                log(f"{label} | {how} | {set_name}: PSR {r['PSR']:.3f}, token precision "
+                    f"{r['token_precision']:.3f} ({r['seconds']} s)")
     return rows
 
 

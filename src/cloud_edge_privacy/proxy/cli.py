@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import queue
 import sys
 import tempfile
+import time
 from typing import Any, Dict, Optional
 
 from .settings import CLIENT_KEY_ENV, UPSTREAM_KEY_ENV
@@ -22,6 +24,41 @@ def worker_app() -> Any:
 
     settings = ProxySettings.model_validate_json(os.environ[SETTINGS_ENV])
     return create_app(settings, load_secrets(settings))
+
+
+def _probe(out: Any) -> None:
+    try:
+        worker_app()
+        out.put("")
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent, which fails closed
+        out.put(f"{type(exc).__name__}: {exc}")
+    finally:
+        out.close()
+        out.join_thread()
+        os._exit(0)  # the app's threads and large-request lane end with the probe
+
+
+def probe_worker(timeout_s: float = 600.0) -> str:
+    """Build one worker's app in a child process exactly as a worker would ('' if it starts, else the error)."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    out = ctx.Queue()
+    proc = ctx.Process(target=_probe, args=(out,), daemon=True)
+    proc.start()
+    deadline = time.monotonic() + timeout_s
+    try:
+        while time.monotonic() < deadline:
+            try:
+                return str(out.get(timeout=1.0))
+            except queue.Empty:
+                if not proc.is_alive() and out.empty():
+                    return f"the worker died while starting (exit code {proc.exitcode})"
+        return f"the worker did not start within {timeout_s:.0f} s"
+    finally:
+        proc.join(5)
+        if proc.is_alive():
+            proc.kill()
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -139,6 +176,13 @@ def run(args: argparse.Namespace) -> int:
                 os.environ[MULTIPROCESS_ENV] = metrics_dir
             print(f"{settings.processes} worker processes; /metrics sums them ({os.environ[MULTIPROCESS_ENV]})",
                   flush=True)
+            print(f"loading detector {settings.detector!r} and method {settings.method!r} once to check them ...",
+                  flush=True)
+            failed = probe_worker()
+            if failed:
+                # uvicorn would restart a worker that fails to start, forever: fail once, here, instead
+                print(f"error: a worker process could not start: {failed}", file=sys.stderr)
+                return 2
             uvicorn.run("cloud_edge_privacy.proxy.cli:worker_app", factory=True, workers=settings.processes,
                         host=settings.host, port=settings.port, log_level=args.log_level,
                         timeout_graceful_shutdown=5)

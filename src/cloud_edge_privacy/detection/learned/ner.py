@@ -14,7 +14,7 @@ from typing import Any, List, Optional, Sequence
 
 from ...errors import ModelFileError
 from ...spans import Span
-from ..recognizer import ALL_TAB, Reads, declare
+from ..recognizer import ALL_TAB, Reads, register_recognizer
 
 MODEL_DIR = Path(__file__).with_name("model")
 _lock = threading.Lock()
@@ -58,11 +58,10 @@ def _pieces(text: str) -> List[tuple]:
     return out
 
 
+@register_recognizer("learned", ALL_TAB, {"learned": 1.5}, Reads.TOKENS)
 class LearnedNerRecognizer:
     """Names, organisations, places, codes, dates and other private items as the learned model sees them,
     in context and in any case.  ``source`` is ``learned:<TAB type>``."""
-
-    spec = declare("learned", ALL_TAB, {"learned": 1.5}, Reads.TOKENS)
 
     def __init__(self, path: Optional[str] = None) -> None:
         self.path = str(path or MODEL_DIR)
