@@ -106,7 +106,8 @@ def main() -> None:
                     help="the precision preset keeps this share of the private training candidates")
     ap.add_argument("--tab-rows", default=None,
                     help="a JSON file for TAB train's candidate rows: read if it exists, else written (they do not "
-                         "depend on the learned models, so they can be computed while those train)")
+                         "depend on the learned models, so they can be computed while those train; they do depend on "
+                         "the committed encoder NER: rows written before it was a feature are stale)")
     ap.add_argument("--only-tab-rows", action="store_true", help="compute the TAB rows (--tab-rows) and stop")
     args = ap.parse_args()
     t0 = time.time()
