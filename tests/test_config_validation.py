@@ -1,5 +1,4 @@
 """Configuration typos and bad ε are refused before any model loads, naming the YAML file and the key."""
-import time
 
 import pytest
 
@@ -58,12 +57,10 @@ def test_bad_hyperparameters_are_refused_before_any_model_loads(name, replace, m
 
     monkeypatch.setattr(llama_edge, "load_llama", no_model)
     job, algo = _job(tmp_path, replace)
-    t0 = time.perf_counter()
     assert cli.main(["run", "-f", str(job), "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert str(algo) in err and message in err, err
     assert not (tmp_path / "ws").exists() or not any((tmp_path / "ws").rglob("predictions.jsonl"))
-    assert time.perf_counter() - t0 < 60
 
 
 @pytest.mark.parametrize("eps", ["inf", "0", "-1", "nan"])
@@ -106,7 +103,7 @@ def _job_with_env(tmp_path, env_replace=(), job_replace=()):
 
 
 def _refused_fast(args, monkeypatch, capsys):
-    """The CLI exits 2 within seconds, before any LLM loads; returns stderr."""
+    """The CLI exits 2 before any LLM loads (a load would raise); returns stderr."""
     from cloud_edge_privacy import cli
     from cloud_edge_privacy.models import llama_edge
 
@@ -114,9 +111,7 @@ def _refused_fast(args, monkeypatch, capsys):
         raise AssertionError("a model was loaded before the configuration was validated")
 
     monkeypatch.setattr(llama_edge, "load_llama", no_model)
-    t0 = time.perf_counter()
     assert cli.main(args) == 2
-    assert time.perf_counter() - t0 < 30
     return capsys.readouterr().err
 
 

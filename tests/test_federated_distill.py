@@ -379,16 +379,14 @@ def test_proxy_distiller_for_the_ianvs_aggregator_runs_every_interval(tmp_path):
 @pytest.mark.llm
 def test_real_local_teacher_labels_a_passage_then_reads_its_cache(monkeypatch, tmp_path):
     """The offline cloud (local llama.cpp server, the default 0.5B model) answers one prompt; the answer is
-    parsed or marked malformed, never raised, and the second call is served from the cache."""
-    import time
-
+    parsed or marked malformed, never raised, and the second call is served from the cache (with the LLM
+    forbidden).  No wall-clock bound: the machine is shared; speed lives in benchmarks."""
     import cloud_edge_privacy.federated.teacher as teacher_mod
 
     for var in ("CEP_CLOUD_BASE_URL", "CEP_CLOUD_MODEL", "CEP_CLOUD_API_KEY"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setattr(teacher_mod, "teacher_cache_dir", lambda: tmp_path / "kd_cache")
     text = "In the case of Hansen v. Norway, the applicant, Mr Ole Hansen, was born in 1961 and lives in Bergen."
-    t0 = time.perf_counter()
     lab = TeacherLabeller(teacher_mod.TeacherConfig(max_tokens=96), audit_path=tmp_path / "audit.jsonl")
     res = lab.label([("p", text)], progress=False)
     assert res[0].status in ("ok", "malformed") and lab.calls["llm"] == 1
@@ -396,4 +394,3 @@ def test_real_local_teacher_labels_a_passage_then_reads_its_cache(monkeypatch, t
         assert len(res[0].labels) == len(tokenize(text))
     again = TeacherLabeller(teacher_mod.TeacherConfig(max_tokens=96), allow_llm=False).label([("p", text)], progress=False)
     assert again[0].cached and again[0].answer == res[0].answer
-    assert time.perf_counter() - t0 < 120
