@@ -23,6 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 from fakes.fake_anthropic import FakeAnthropic  # noqa: E402
 from fakes.fake_openai import FakeOpenAI  # noqa: E402
+from test_egress_repair import FirstOnly  # noqa: E402  (a detector that misses later mentions)
 from test_proxy import PLANTED, PROMPT, Proxy  # noqa: E402
 
 LEAK_DOC = json.loads((REPO / "tests/data/leak_job/leak.jsonl").read_text().splitlines()[0])["question"]["text"]
@@ -304,33 +305,13 @@ def test_metrics_count_mixed_traffic_and_hold_no_raw_values(proxy, fakes):
     assert not re.search(r"(?<![\w.])(?=[0-9a-f]*[a-f])[0-9a-f]{16,}(?![\w+-])", text)  # no hashes either
 
 
-class _FirstOnly:
-    """A detector that finds each listed surface only where it first occurs (a recognizer's miss elsewhere), so
-    the egress guard has something to repair; the rest of the proxy (guard, operator, metrics) is real."""
-
-    name = "first-only"
-
-    def __init__(self, *surfaces):
-        self.surfaces = surfaces
-
-    def analyze(self, text):
-        from cloud_edge_privacy.spans import Span
-
-        out = []
-        for surface, cat in self.surfaces:
-            at = text.find(surface)
-            if at >= 0:
-                out.append(Span(at, at + len(surface), cat, 1.0, "fake"))
-        return sorted(out)
-
-
 def test_metrics_count_a_repair_by_rule_and_category_without_the_value(fakes, tmp_path):
     routes = [{"model_name": "gpt", "base_url": fakes["gpt"].base_url}]
     with Proxy(None, tmp_path, upstreams=routes, method="pseudonym") as p:
         pipes = list(p.engine._idle.queue)
         assert pipes
         for pipe in pipes:  # every worker's protecting detector misses the later mentions
-            pipe.detector = pipe.gateway._detector = _FirstOnly(("Halvard Quist", "PERSON"))
+            pipe.detector = pipe.gateway._detector = FirstOnly(("Halvard Quist", "PERSON"))
         before = len(fakes["gpt"].requests)
         text = "Dr Halvard Quist wrote the report. Ask Quist, or Halvard Quist himself, about it."
         answer, _ = ask("chat", p, "gpt", text, False, False)

@@ -47,6 +47,19 @@ def api_error(api: str, status: int, message: str, err_type: str, code: Optional
 
 
 # -- client requests into the internal (chat) form -------------------------------------------------------------
+def _chat_request(messages: List[Dict[str, Any]], body: Dict[str, Any], same: Tuple[str, ...],
+                  renamed: Dict[str, str]) -> Dict[str, Any]:
+    """A chat request for ``messages``: the client's settings copied by name (``same``) or renamed."""
+    chat: Dict[str, Any] = {"messages": messages}
+    for k in same:
+        if body.get(k) is not None:
+            chat[k] = body[k]
+    for k, chat_key in renamed.items():
+        if body.get(k) is not None:
+            chat[chat_key] = body[k]
+    return chat
+
+
 def _text_of(content: Any, where: str, kinds: Tuple[str, ...]) -> List[Dict[str, Any]]:
     """Text parts of a content value (a string or a list of text parts of the given types)."""
     if isinstance(content, str):
@@ -127,12 +140,8 @@ def responses_to_chat(body: Any) -> Tuple[Dict[str, Any], int]:
                                      f"gateway (allowed: message, function_call, function_call_output)")
     else:
         raise InvalidRequest("'input' must be a string or a list of items")
-    chat: Dict[str, Any] = {"messages": messages}
-    for k in ("model", "temperature", "top_p", "stream", "parallel_tool_calls"):
-        if body.get(k) is not None:
-            chat[k] = body[k]
-    if body.get("max_output_tokens") is not None:
-        chat["max_tokens"] = body["max_output_tokens"]
+    chat = _chat_request(messages, body, ("model", "temperature", "top_p", "stream", "parallel_tool_calls"),
+                         {"max_output_tokens": "max_tokens"})
     tools = body.get("tools")
     if tools is not None:
         if not isinstance(tools, list):
@@ -225,12 +234,8 @@ def messages_to_chat(body: Any) -> Tuple[Dict[str, Any], int]:
                              **({"tool_calls": calls} if calls else {})})
         elif texts:
             messages.append({"role": "user", "content": _flat(texts)})
-    chat: Dict[str, Any] = {"messages": messages}
-    for k in ("model", "temperature", "top_p", "stream", "max_tokens"):
-        if body.get(k) is not None:
-            chat[k] = body[k]
-    if body.get("stop_sequences") is not None:
-        chat["stop"] = body["stop_sequences"]
+    chat = _chat_request(messages, body, ("model", "temperature", "top_p", "stream", "max_tokens"),
+                         {"stop_sequences": "stop"})
     tools = body.get("tools")
     if tools is not None:
         if not isinstance(tools, list):
