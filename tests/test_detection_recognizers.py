@@ -177,6 +177,38 @@ def test_a_person_of_ordinary_words_is_not_copied_onto_its_lower_case_uses():
     assert "seller" in found_lower                                           # found in lower case: copied so
 
 
+def test_an_organisation_of_everyday_words_is_not_copied_onto_its_lower_case_uses():
+    text = "A Cross-Border seller. Cross-Border again; cross-border trade. Hudlvex and hudlvex."
+    spans = [Span(2, 14, "ORG", 0.8, "spacy:ORG"), Span(text.index("Hudlvex"), text.index("Hudlvex") + 7, "ORG", 0.8,
+                                                       "spacy:ORG")]
+    out = [text[s.start:s.end] for s in propagate_mentions(text, spans, ordinary_zipf=2.5)]
+    assert out.count("Cross-Border") == 2 and "cross-border" not in out    # everyday words in lower case
+    assert "hudlvex" in out                                                 # a rare word is copied in any case
+
+
+def test_tidy_span_drops_stop_words_and_trims_bullets():
+    from cloud_edge_privacy.detection.pipeline import tidy_span
+
+    text = "Lebo and Rosa met the US team. \u2022 Develop plans \U0001f614"
+    assert tidy_span(text, Span(5, 8, "ORG", 0.2, "encoder:ORG")) is None            # "and"
+    us = Span(text.index("US"), text.index("US") + 2, "LOC", 0.8, "spacy:GPE")
+    assert tidy_span(text, us) == us                                                   # capitalised: a country
+    bullet = tidy_span(text, Span(text.index("\u2022"), text.index(" plans"), "ORG", 0.8, "spacy:ORG"))
+    assert text[bullet.start:bullet.end] == "Develop"
+    assert tidy_span(text, Span(len(text) - 1, len(text), "ORG", 0.8, "spacy:ORG")) is None  # an emoji alone
+    kept = Span(5, 8, "CODE", 0.8, "structured:username")
+    assert tidy_span(text, kept) == kept                                               # validators as found
+
+
+def test_username_cue_followed_by_an_english_word_is_no_username():
+    rec = StructuredRecognizer()
+    for text in ("save your username and password", "open the login page", "the user name field"):
+        assert not [s for s in rec.analyze(text) if s.source == "structured:username"], text
+    text = "username jsmith77, login: and"
+    found = sorted(text[s.start:s.end] for s in rec.analyze(text) if s.source == "structured:username")
+    assert found == ["and", "jsmith77"]  # a user name's shape, or anything after "login:"
+
+
 def test_secret_copies_stay_secret_and_acronyms_propagate():
     text = "key sk-proj-Ab3dEfGh1jKlMn0pQrSt again sk-proj-Ab3dEfGh1jKlMn0pQrSt. The Employment Appeal Tribunal (EAT) ... EAT"
     key = "sk-proj-Ab3dEfGh1jKlMn0pQrSt"
@@ -194,6 +226,13 @@ def test_public_party_filter_is_category_aware():
     assert not is_public_institution("JOHN SMITH", "PERSON")
     assert not is_public_institution("ACME LTD", "ORG")
     assert not is_public_institution("078-05-1120", "CODE")
+    # bodies, offices, enactments with "and"/"for", a year or a possessive (TAB leaves them unmasked)
+    for surface in ("Foreign and Commonwealth Office", "Ministry for Foreign Affairs", "Ministry of the Interior",
+                    "Asylum and Immigration Act 1996", "Supreme Administrative Court's", "Commanding Officer"):
+        assert is_public_institution(surface, "ORG"), surface
+    assert is_public_institution("Great Britain and Northern Ireland", "LOC")
+    for surface in ("Anderson and Sons", "Nordvik Consulting", "Smith's Bakery"):
+        assert not is_public_institution(surface, "ORG"), surface
 
 
 def test_presidio_types_without_a_mapping_are_kept(monkeypatch):

@@ -97,6 +97,20 @@ def test_a_name_that_is_a_common_word_is_a_needle_only_as_written():
     assert [text[s.start:s.end] for s in spans] == ["Mark"]       # "mark it" is kept
 
 
+def test_an_organisation_of_everyday_words_is_a_needle_only_as_written():
+    """"Cross-Border" the company is masked where written so; "cross-border trade" is the everyday words, as
+    propagation leaves it.  An organisation with a rare word stays a needle in any case."""
+    text = "Cross-Border Ltd. Cross-Border ships. We do cross-border trade."
+    span = Span(0, 12, "ORG")
+    prot = _prot(text, [span], [(span, "[ORG_1]")])
+    spans = repair_spans(prot, check_egress(prot, independent=None))
+    assert [text[s.start:s.end] for s in spans] == ["Cross-Border"]
+    text = "Hudlvex Ltd. We like hudlvex."
+    span = Span(0, 7, "ORG")
+    prot = _prot(text, [span], [(span, "[ORG_1]")])
+    assert [text[s.start:s.end] for s in repair_spans(prot, check_egress(prot, independent=None))] == ["hudlvex"]
+
+
 def test_a_dp_noised_value_is_never_a_reason_to_refuse():
     """Under a randomized release, rule 3 ignores what is not in the input (a noised number that happens to
     look like an identifier)."""

@@ -105,3 +105,16 @@ def test_long_text_is_windowed():
     assert len(m.tok.encode(text, add_special_tokens=False).ids) > 3 * m.max_len
     spans = rec.analyze(text)
     assert _covered(text, spans, "Jonathan Whitfield", "PERSON")
+
+
+def test_states_and_public_institutions_are_not_the_encoders_to_mask():
+    """With ``drop_public_institutions`` (the default preset), the States and public bodies court texts name as
+    parties are dropped, whatever category the encoder gave them; an organisation in capitals is kept."""
+    from cloud_edge_privacy.detection.encoder_ner import _public
+
+    for surface, cat in (("United Kingdom", "ORG"), ("of Turkey", "ORG"), ("Great Britain and Northern Ireland", "LOC"),
+                         ("Foreign and Commonwealth Office", "ORG"), ("Ministry of the Interior", "ORG")):
+        assert _public(surface, cat), surface
+    for surface, cat in (("AUSTRALIAN AND NEW ZEALAND COLLEGE OF ANAESTHETISTS", "ORG"), ("Hudl", "ORG"),
+                         ("Nordvik Consulting", "ORG"), ("Anna Berg", "PERSON")):
+        assert not _public(surface, cat), surface

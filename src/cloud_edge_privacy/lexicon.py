@@ -94,6 +94,19 @@ def english_zipf(word: str) -> float:
     return zipf_frequency(word, "en")
 
 
+# wordfreq's Zipf scale: an organisation or place written only in words at least this common ("User", "Cross-Border",
+# "Keto") names the entity where it is capitalised as detected; its lower-case uses are the everyday words.
+EVERYDAY_ZIPF = 3.5
+
+
+def everyday_words(form: str, zipf: float = EVERYDAY_ZIPF) -> bool:
+    """Every letter word of ``form`` besides function words at least ``zipf`` common in English (at least one)."""
+    import re
+
+    words = [w for w in re.findall(r"[^\W\d_]+", form.lower()) if w not in function_words()]
+    return bool(words) and all(english_zipf(w) >= zipf for w in words)
+
+
 @lru_cache(maxsize=1)
 def known_names() -> FrozenSet[str]:
     """First and last names together."""

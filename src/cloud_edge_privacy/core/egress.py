@@ -22,8 +22,9 @@ error, or for an exhausted budget (``EdgePipeline.protect_guarded``).
 
 A one-word "person" that is an ordinary English word and in no list of names ("score", "Managers", "lookup",
 "var") is not a needle of rules 1 and 4: a recognizer that once called it a person was wrong, and masking it
-everywhere would only cost the answer.  A name that is also an everyday word ("Mark", "Will", "King") is a
-needle only where it is written as the detected span wrote it (capitalised or not).
+everywhere would only cost the answer.  A name that is also an everyday word ("Mark", "Will", "King"), and an
+organisation or place written only in everyday words ("User", "Cross-Border"), is a needle only where it is written
+as the detected span wrote it (capitalised or not): detection does not copy them onto their lower-case uses either.
 """
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Seq
 
 from ..detection.catalog import all_identifying
 from .gateway import ProtectedFields
-from ..lexicon import english_zipf, known_names, stop_words
+from ..lexicon import english_zipf, everyday_words, known_names, stop_words
 from ..spans import Span
 from ..vocabulary import TITLES, tolerant_body
 
@@ -137,8 +138,11 @@ def _needles(prot: ProtectedFields, common: Set[str]) -> List[Tuple[str, str, "r
         if s.category == "CODE":
             items += [("code_digits", d) for d in _DIGITS.findall(surface)]
         for rule, value in items:
-            # a common word that is also a name: only where it is written as in the span ("Mark", not "mark")
-            exact = person and " " not in value and _common_name(value) and value != value.lower()
+            # a common word that is also a name: only where it is written as in the span ("Mark", not "mark"); so is
+            # an organisation or place of everyday words ("User", "Cross-Border"), as propagation copies it
+            exact = value != value.lower() and (
+                (person and " " not in value and _common_name(value))
+                or (s.category in ("ORG", "LOC") and rule == "identifier" and everyday_words(value)))
             key = (rule, value if exact else value.lower())
             if key in seen:
                 continue

@@ -110,13 +110,14 @@ class EncoderNerRecognizer:
     """Private items as the fine-tuned encoder sees them in context.  ``source`` is ``encoder:<TAB type>``."""
 
     def __init__(self, path: Optional[str] = None, threads: int = 1, batch: int = 16,
-                 o_threshold: float = O_THRESHOLD) -> None:
+                 o_threshold: float = O_THRESHOLD, drop_public_institutions: bool = False) -> None:
         if not 0.0 < o_threshold <= 1.0:
             raise ValueError(f"encoder_ner o_threshold must be in (0, 1], got {o_threshold}")
         self.path = str(path or MODEL_DIR)
         self.threads = threads
         self.batch = batch
         self.o_threshold = o_threshold
+        self.drop_public = drop_public_institutions
 
     def check(self) -> None:
         """Raise :class:`ModelFileError` now if the model is missing (presets call this when built)."""
@@ -147,7 +148,14 @@ class EncoderNerRecognizer:
             p = _softmax(m.sess.run(["logits"], {"input_ids": ids, "attention_mask": mask})[0])
             for r, (i, (s, e, kf, kt)) in enumerate(chunk):
                 probs[i][kf:kt] = p[r, 1 + kf - s:1 + kt - s]
-        return [self._spans(t, encs[i].offsets, probs[i], m.labels, self.o_threshold) for i, t in enumerate(texts)]
+        out = [self._spans(t, encs[i].offsets, probs[i], m.labels, self.o_threshold) for i, t in enumerate(texts)]
+        if self.drop_public:
+            # an organisation's fragment ("Kingdom", "Cassation") by the whole name; a place inside one ("Izmir" in
+            # "District Court of Izmir") is still a place
+            out = [[sp for sp in spans if not (_public(t[sp.start:sp.end], sp.category) or (
+                sp.category == "ORG" and _public(_name_phrase(t, sp.start, sp.end), sp.category)))]
+                   for t, spans in zip(texts, out)]
+        return out
 
     @staticmethod
     def _spans(text: str, offsets: Sequence[Tuple[int, int]], probs: Any, labels: Sequence[str],
@@ -177,6 +185,48 @@ class EncoderNerRecognizer:
         out = [sp for sp in out if sp is not None]
         # the model read Latin-script texts only: on CJK characters its labels are noise (a single "天" a name)
         return [sp for sp in out if not any(_wide(c) for c in text[sp.start:sp.end])]
+
+
+def _public(surface: str, category: str) -> bool:
+    """A public institution or State (see :func:`~.public_parties.is_public_institution`); the encoder calls a
+    State named as a party ("the United Kingdom", "of Turkey") an organisation.  Not its rule for court headings
+    in capitals: an organisation in capitals ("AIDA", a college's name) in a prompt is one."""
+    from .public_parties import is_public_institution
+
+    surface = re.sub(r"^(?:of|in|against)\s+", "", surface)
+    if surface.isupper():
+        return False
+    return is_public_institution(surface, category) or (category == "ORG" and is_public_institution(surface, "LOC"))
+
+
+_CAPITALISED = re.compile(r"[A-Z][\w'\u2019-]*")
+
+
+def _name_phrase(text: str, start: int, end: int) -> str:
+    """The run of capitalised words (joined by "and", "of", "for", "the") around ``text[start:end]``: the whole
+    name a fragment belongs to ("Kingdom" -> "United Kingdom", "Cassation" -> "Court of Cassation")."""
+    words = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+    inside = [i for i, (a, b) in enumerate(words) if a < end and b > start]
+    if not inside:
+        return text[start:end]
+    lo, hi = inside[0], inside[-1]
+
+    def cap(i: int) -> bool:
+        return bool(_CAPITALISED.fullmatch(text[words[i][0]:words[i][1]].rstrip(".,;:")))
+
+    def link(i: int) -> bool:
+        return text[words[i][0]:words[i][1]] in ("and", "of", "for", "the")
+
+    def ends(i: int) -> bool:
+        return text[words[i][0]:words[i][1]].endswith((".", ",", ";", ":"))
+
+    while lo > 0 and not ends(lo - 1) and (cap(lo - 1) or (link(lo - 1) and lo > 1 and cap(lo - 2)
+                                                          and not ends(lo - 2))):
+        lo -= 1
+    while hi + 1 < len(words) and not ends(hi) and (
+            cap(hi + 1) or (link(hi + 1) and not ends(hi + 1) and hi + 2 < len(words) and cap(hi + 2))):
+        hi += 1
+    return re.sub(r"^The\s+", "", text[words[lo][0]:words[hi][1]].rstrip(".,;:"))
 
 
 _BRACKET = re.compile(r"[()\[\]{}<>\"'`]+")

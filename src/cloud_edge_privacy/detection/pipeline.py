@@ -5,6 +5,7 @@ import hashlib
 import re
 import threading
 import time
+import unicodedata
 from collections import OrderedDict
 from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
@@ -77,8 +78,11 @@ def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3,
     ``propagated``: the categories to propagate (default: those the registered recognizers declare identifying).
     ``ordinary_zipf``: a PERSON form made only of ordinary words ("Seller", "Small": in no name list and at least
     this common in English, besides titles and stop words) is not copied onto its all-lower-case occurrences
-    unless it was found in lower case (the egress guard's rule 1 ignores such a form in any case).
+    unless it was found in lower case (the egress guard's rule 1 ignores such a form in any case); with it, an
+    organisation or place made only of everyday words (:func:`~..lexicon.everyday_words`: "User", "Cross-Border")
+    is not copied onto its lower-case uses either (the guard looks for such a form only as it was written).
     """
+    from ..lexicon import everyday_words
     from .catalog import all_identifying
 
     cats = all_identifying() if propagated is None else propagated
@@ -112,8 +116,8 @@ def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3,
     for form, (cat, source) in forms.items():
         if len(form) < min_len:
             continue
-        ordinary = ordinary_zipf is not None and cat == "PERSON" and form not in lower_found \
-            and _ordinary_words(form, ordinary_zipf)
+        ordinary = ordinary_zipf is not None and form not in lower_found and (
+            (cat == "PERSON" and _ordinary_words(form, ordinary_zipf)) or (cat in ("ORG", "LOC") and everyday_words(form)))
         for m in surface_pattern(form, re.IGNORECASE).finditer(text):
             if not (ordinary and m.group().islower()):
                 extra.append(Span(m.start(), m.end(), cat, 0.7, source))
@@ -133,6 +137,33 @@ def _ordinary_words(form: str, zipf: float) -> bool:
 
     words = [w for w in _LETTERS.findall(form) if w not in _TITLES and w not in english_stop_words()]
     return bool(words) and all(w not in known_names() and english_zipf(w) >= zipf for w in words)
+
+
+_EDGE_SYMBOLS = "\u2022\u00b7\u25aa\u25cf\u25e6\u2023\u2219"  # bullets
+_WORDLIKE = ("PERSON", "ORG", "LOC", "DEM", "MISC")
+
+
+def tidy_span(text: str, span: Span) -> Optional[Span]:
+    """A model's span without the bullets and emoji at its edges ("\u2022 Develop", "\U0001f614"), or None when
+    nothing is left or a name-like span is only English stop words in lower case ("and" between two names, "her"):
+    none of them names anyone.  Validated identifiers and secrets are left as found."""
+    if span.source.startswith(("structured", SECRET_PREFIX)):
+        return span
+    s, e = span.start, span.end
+    while s < e and (text[s].isspace() or text[s] in _EDGE_SYMBOLS or unicodedata.category(text[s]) == "So"):
+        s += 1
+    while e > s and (text[e - 1].isspace() or text[e - 1] in _EDGE_SYMBOLS or unicodedata.category(text[e - 1]) == "So"):
+        e -= 1
+    surface = text[s:e]
+    if not any(c.isalnum() for c in surface):
+        return None
+    if span.category in _WORDLIKE and surface.islower() and not any(c.isdigit() for c in surface):
+        from ..lexicon import english_stop_words
+
+        words = _LETTERS.findall(surface)
+        if words and all(w in english_stop_words() for w in words):
+            return None
+    return span if (s, e) == (span.start, span.end) else Span(s, e, span.category, span.score, span.source)
 
 
 class Detector:
@@ -222,6 +253,7 @@ class Detector:
     def _finish(self, text: str, spans: List[Span]) -> List[Span]:
         # Propagation reads the recognizers' own spans, not only their merged union: when "Gitte and Sarina"
         # is one span, "Gitte" alone elsewhere is still a mention.  It merges what it returns.
+        spans = [t for t in (tidy_span(text, s) for s in spans) if t is not None]
         if self.decider is not None:
             spans = self.decider.keep(text, spans)  # type: ignore[attr-defined]
         spans = propagate_mentions(text, spans, propagated=self.propagated, priority=self.priority,

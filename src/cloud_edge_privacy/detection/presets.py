@@ -100,6 +100,11 @@ RULES: Tuple[Use, ...] = (Use("structured"), Use("regex"), Use("address"), Use("
                           Use("date_place"), Use("court_text"), Use("places"), Use("tabular"), Use("names"))
 
 
+# The encoder NER, read last and gated like the other models, without the public institutions and States that court
+# texts name as parties (TAB leaves them unmasked; the encoder calls "the United Kingdom" an organisation).
+ENCODER = Use("encoder_ner", {"path": ENCODER_MODEL, "drop_public_institutions": True}, gate=True, check=True)
+
+
 def candidates(learned: bool = True, encoder: bool = True) -> Tuple[Use, ...]:
     """Every recognizer of the default preset, before a decision.  The models read short texts whole and long
     ones by informative sentence (see gating.py); each reads what the recognizers before it found, so it skips
@@ -109,7 +114,7 @@ def candidates(learned: bool = True, encoder: bool = True) -> Tuple[Use, ...]:
     return RULES + (Use("shape"), Use("spacy", {"drop_public_institutions": True}, gate=True)) \
         + ((Use("learned", {"path": LEARNED_MODEL}, gate=True, check=True),) if learned else ()) \
         + (Use("tab_ner", {"model": "sm"}, gate=True),) \
-        + ((Use("encoder_ner", {"path": ENCODER_MODEL}, gate=True, check=True),) if encoder else ())
+        + ((ENCODER,) if encoder else ())
 
 
 # A "person" of ordinary words ("Seller") is not copied onto its lower-case uses; 2.5: the egress guard's

@@ -12,9 +12,11 @@ from typing import List, Sequence
 from ..spans import Span
 
 _INSTITUTION = re.compile(
-    r"^(?:the\s+)?(?:(?:[A-Z][a-z]+\s+)*(?:Court|Chamber|Grand Chamber|Council|Government|State|Commission|"
-    r"Registry|Registrar|Tribunal|Section|Convention|Parliament|Assembly|Ministry|Committee|Office|Agency)"
-    r"(?:\s+of\s+[A-Z][\w ]+)?|European Commission of Human Rights|inter alia)$")
+    r"^(?:the\s+)?(?:(?:[A-Z][a-z]+\s+(?:(?:and|for)\s+)?)*(?:Court|Chamber|Grand Chamber|Council|Government|State|"
+    r"Commission|Registry|Registrar|Tribunal|Section|Convention|Parliament|Assembly|Ministry|Committee|Office|Agency|"
+    r"Officer|Act|Regulation)"
+    r"(?:\s+(?:of|for)\s+(?:the\s+)?[A-Z][\w ]+)?(?:\s+\d{4})?|European Commission (?:of|on) Human Rights|inter alia)"
+    r"(?:['\u2019]s)?$")
 _FORMATION = re.compile(r"^(?:the\s+)?(?:(?:First|Second|Third|Fourth|Fifth|Sixth)\s+Section|Grand\s+Chamber)"
                         r"(?:\s+of\s+the\s+Court)?$")
 _LEGAL_FORM = re.compile(r"\b(?:LTD|LLC|INC|PLC|GMBH|AG|SA|SARL|SPA|SRL|BV|NV|AB|CORP|CO)\b\.?")
@@ -40,7 +42,7 @@ def is_public_institution(surface: str, category: str) -> bool:
         from ..desensitization.gazetteer import country_of
 
         return country_of(text) == text or text.lower().startswith(("republic of", "the republic of",
-                                                                    "united kingdom", "northern ireland"))
+                                                                    "united kingdom", "great britain", "northern ireland"))
     return False
 
 

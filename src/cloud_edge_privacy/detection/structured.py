@@ -314,6 +314,26 @@ def _keyed(text: str, m: "re.Match[str]") -> Iterator[Span]:
     yield from _span(m, "keyed_value", SECRET_PREFIX + "keyword", 0.9)
 
 
+def _username(text: str, m: "re.Match[str]") -> Iterator[Span]:
+    """The value after a user-name cue: after ``:``/``=`` always; after a space only when it looks like one (a
+    digit, ``_`` or ``.``, or after "username"/"login"/"handle") and is no English word ("username and password",
+    "login page")."""
+    value = m.group("user_value")
+    keyed = re.search(r"[:=]\s*$", text[m.start():m.start("user_value")]) is not None
+    if not keyed:
+        if not (re.search(r"[\d_.]", value) or re.match(r"(?i)user[ _-]?name|login|handle", m.group())):
+            return
+        from ..lexicon import english_zipf, function_words
+
+        if value.lower() in function_words() or english_zipf(value.lower()) >= _USERNAME_WORD_ZIPF:
+            return
+    yield from _span(m, "user_value", "structured:username", 0.8)
+
+
+# a word at least this common in English after "username " is the sentence going on, not a user name
+_USERNAME_WORD_ZIPF = 3.5
+
+
 _HANDLERS: Dict[str, Callable[[str, "re.Match[str]"], Iterator[Span]]] = {
     "pem": lambda t, m: _span(m, "pem", SECRET_PREFIX + "private_key", 1.0),
     "url": _url,
@@ -327,9 +347,7 @@ _HANDLERS: Dict[str, Callable[[str, "re.Match[str]"], Iterator[Span]]] = {
     "path": lambda t, m: _span(m, "path_user", "structured:path_user", 0.85),
     "handle": lambda t, m: _span(m, "handle", "structured:handle", 0.8),
     "plate": lambda t, m: _span(m, "plate", "structured:plate", 0.8),
-    "user": lambda t, m: _span(m, "user_value", "structured:username", 0.8)
-    if re.search(r"[\d_.]", m.group("user_value")) or re.match(r"(?i)user[ _-]?name|login|handle", m.group()) or re.search(r"[:=]\s*$", t[m.start():m.start("user_value")])
-    else iter(()),
+    "user": _username,
     "iban": lambda t, m: _span(m, "iban", "structured:iban", 0.95) if _valid_iban(m.group()) else iter(()),
     "nino": lambda t, m: _span(m, "nino", "structured:nino", 0.9) if _nino_ok(m.group()) else iter(()),
     "ipv4": lambda t, m: _span(m, "ipv4", "structured:ip", 0.9) if _ip_ok(m.group()) else iter(()),
