@@ -186,6 +186,13 @@ def test_an_organisation_of_everyday_words_is_not_copied_onto_its_lower_case_use
     assert "hudlvex" in out                                                 # a rare word is copied in any case
 
 
+def test_a_sentence_in_another_script_is_not_a_name():
+    rec = NameRecognizer()
+    text = ("Please translate this line for the quarterly report: و هرکدام را در خط جداگانه بنویس. Put it into plain "
+            "English for the whole team, keep the tone formal and friendly, and email 彭林 (HR) the final result.")
+    assert [text[s.start:s.end] for s in rec.analyze(text) if s.source == "names:foreign_script"] == ["彭林"]
+
+
 def test_tidy_span_drops_stop_words_and_trims_bullets():
     from cloud_edge_privacy.detection.pipeline import tidy_span
 

@@ -51,6 +51,17 @@ def test_cjk_spans_are_dropped_latin_ones_kept():
     assert [(s.text(text), s.category) for s in spans] == [("Anna Berg", "PERSON")]
 
 
+def test_spans_in_other_scripts_are_dropped_accented_latin_kept():
+    labels = bio_labels()
+    text = "Иван Петров José Müller"
+    offsets = [(0, 4), (5, 11), (12, 16), (17, 23)]
+    probs = np.zeros((len(offsets), len(labels)), dtype=np.float32)
+    for i, t in enumerate(("B-PERSON", "I-PERSON", "B-PERSON", "I-PERSON")):
+        probs[i, labels.index(t)] = 1.0
+    spans = EncoderNerRecognizer._spans(text, offsets, probs, labels)
+    assert [(s.text(text), s.category) for s in spans] == [("José Müller", "PERSON")]
+
+
 def test_missing_model_is_a_clear_error(tmp_path):
     with pytest.raises(ModelFileError, match="train_encoder_ner.py"):
         EncoderNerRecognizer(str(tmp_path)).check()

@@ -5,8 +5,8 @@ It reads words in context (an encoder, not a word list), so "score" in "APACHE I
 is not a name while an employer in a CV is an organisation.  Inference needs ONNX Runtime and the ``tokenizers``
 package (the ``[encoder]`` extra), never torch.  Long texts are read in overlapping windows of the length the
 model was trained on; each token's label comes from the window where it is furthest from an edge.  A span is
-widened to whole words, so every word it touches is masked.  Spans with wide (CJK) characters are dropped: the
-model was trained on Latin-script text only, and on Chinese its labels are noise.
+widened to whole words, so every word it touches is masked.  Spans with letters of other scripts than Latin (CJK,
+Arabic, Cyrillic...) are dropped: the model was trained on Latin-script text only, and there its labels are noise.
 """
 from __future__ import annotations
 
@@ -183,8 +183,9 @@ class EncoderNerRecognizer:
         if cur is not None:
             out.append(_widen(text, cur))
         out = [sp for sp in out if sp is not None]
-        # the model read Latin-script texts only: on CJK characters its labels are noise (a single "天" a name)
-        return [sp for sp in out if not any(_wide(c) for c in text[sp.start:sp.end])]
+        # the model read Latin-script texts only: on other scripts its labels are noise (a single "天" a name, an
+        # Arabic or Russian sentence a person); the name recognizers read those scripts
+        return [sp for sp in out if not any(_wide(c) or not _latin(c) for c in text[sp.start:sp.end])]
 
 
 def _public(surface: str, category: str) -> bool:
@@ -230,6 +231,11 @@ def _name_phrase(text: str, start: int, end: int) -> str:
 
 
 _BRACKET = re.compile(r"[()\[\]{}<>\"'`]+")
+
+
+def _latin(c: str) -> bool:
+    """Not a letter, or a letter of the Latin script (ASCII, Latin-1, Latin Extended, Latin Extended Additional)."""
+    return not c.isalpha() or c <= "\u024f" or "\u1e00" <= c <= "\u1eff"
 
 
 def _wide(c: str) -> bool:

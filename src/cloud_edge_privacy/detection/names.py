@@ -207,9 +207,10 @@ def _list_name_run(text: str, at: int, known: FrozenSet[str], first: FrozenSet[s
     return m.end(1)
 
 
-_FOREIGN_RUN = re.compile(r"(?<![\w\u200d])[\u0900-\u0dff\u0600-\u06ff\u0e00-\u0e7f\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3\u200d]+"
-                          r"(?: [\u0900-\u0dff\u0600-\u06ff\u0e00-\u0e7f\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3\u200d]+){0,2}"
-                          r"(?![\w\u200d])")
+_SCRIPTS = "\u0900-\u0dff\u0600-\u06ff\u0e00-\u0e7f\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3\u200d"
+# one to three words of those scripts, not part of a longer run of them (a sentence in Persian is no name)
+_FOREIGN_RUN = re.compile(rf"(?<![\w\u200d])(?<![{_SCRIPTS}] )[{_SCRIPTS}]+(?: [{_SCRIPTS}]+){{0,2}}(?![\w\u200d])"
+                          rf"(?! [{_SCRIPTS}])")
 
 
 def _foreign_script_names(text: str) -> List[Span]:
