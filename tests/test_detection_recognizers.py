@@ -193,6 +193,15 @@ def test_a_sentence_in_another_script_is_not_a_name():
     assert [text[s.start:s.end] for s in rec.analyze(text) if s.source == "names:foreign_script"] == ["彭林"]
 
 
+def test_a_public_body_is_not_copied_onto_its_other_mentions():
+    text = "The Employment Tribunal sat. The Employment Tribunal agreed; Nordvik Ltd and Nordvik Ltd too."
+    spans = [Span(4, 23, "ORG", 0.8, "org:pattern"), Span(text.index("Nordvik"), text.index("Nordvik") + 11, "ORG",
+                                                          0.8, "org:pattern")]
+    out = [text[s.start:s.end] for s in propagate_mentions(text, spans)]
+    assert out.count("Employment Tribunal") == 1        # kept where found, not copied onto the second mention
+    assert out.count("Nordvik Ltd") == 2                # a company still is
+
+
 def test_tidy_span_drops_stop_words_and_trims_bullets():
     from cloud_edge_privacy.detection.pipeline import tidy_span
 

@@ -129,3 +129,25 @@ def test_states_and_public_institutions_are_not_the_encoders_to_mask():
     for surface, cat in (("AUSTRALIAN AND NEW ZEALAND COLLEGE OF ANAESTHETISTS", "ORG"), ("Hudl", "ORG"),
                          ("Nordvik Consulting", "ORG"), ("Anna Berg", "PERSON")):
         assert not _public(surface, cat), surface
+
+
+def test_wnut_records_read_the_shipped_corpus(tmp_path):
+    """WNUT-17 (data/wnut17, CC-BY 4.0) as training records: texts rebuilt from tokens, mentions mapped to TAB
+    categories, a seeded sample; an unknown label is an error naming the line."""
+    import sys
+
+    from conftest import REPO
+
+    sys.path.insert(0, str(REPO / "scripts"))
+    from train_encoder_ner import wnut_records
+
+    small = tmp_path / "w.conll"
+    small.write_text("Ann\tB-person\nLee\tI-person\nat\tO\nAcme\tB-corporation\n\t\nhi\tO\n", encoding="utf-8")
+    recs = sorted(wnut_records(small, 10, 0))
+    assert recs == [("Ann Lee at Acme", [(0, 7, "PERSON"), (11, 15, "ORG")]), ("hi", [])]
+    small.write_text("Ann\tB-alien\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"w.conll:1: unknown label 'B-alien'"):
+        wnut_records(small, 10, 0)
+    full = wnut_records(REPO / "data" / "wnut17" / "wnut17train.conll", 10 ** 6, 13)
+    assert len(full) == 3394 and wnut_records(REPO / "data" / "wnut17" / "wnut17train.conll", 5, 13) == full[:5]
+    assert {c for _, ents in full for _, _, c in ents} == {"PERSON", "LOC", "ORG", "MISC"}

@@ -109,13 +109,12 @@ def _softmax(x: Any) -> Any:
 class EncoderNerRecognizer:
     """Private items as the fine-tuned encoder sees them in context.  ``source`` is ``encoder:<TAB type>``."""
 
-    def __init__(self, path: Optional[str] = None, threads: int = 1, batch: int = 16,
+    def __init__(self, path: Optional[str] = None, threads: int = 1,
                  o_threshold: float = O_THRESHOLD, drop_public_institutions: bool = False) -> None:
         if not 0.0 < o_threshold <= 1.0:
             raise ValueError(f"encoder_ner o_threshold must be in (0, 1], got {o_threshold}")
         self.path = str(path or MODEL_DIR)
         self.threads = threads
-        self.batch = batch
         self.o_threshold = o_threshold
         self.drop_public = drop_public_institutions
 
@@ -127,18 +126,19 @@ class EncoderNerRecognizer:
         return self.analyze_many([text])[0]
 
     def analyze_many(self, texts: Sequence[str]) -> List[List[Span]]:
-        """Every text tokenized, cut into windows, the windows batched by length, labels mapped back to words."""
+        """Every text tokenized, cut into windows, each window run alone, labels mapped back to words."""
         import numpy as np
 
         m = load_encoder(self.path, self.threads)
         encs = m.tok.encode_batch(list(texts), add_special_tokens=False)
         width = m.max_len - 2
         jobs = [(i, w) for i, e in enumerate(encs) for w in _windows(len(e.ids), width) if e.ids]
-        jobs.sort(key=lambda j: j[1][1] - j[1][0])
         probs: Dict[int, Any] = {i: np.zeros((len(e.ids), len(m.labels)), dtype=np.float32)
                                  for i, e in enumerate(encs)}
-        for b in range(0, len(jobs), self.batch):
-            chunk = jobs[b:b + self.batch]
+        # one window per run: the int8 model quantizes its activations with a range taken over the whole input, so
+        # padding and the other texts of a batch would change a text's labels (its spans must not depend on them)
+        for b in range(0, len(jobs)):
+            chunk = jobs[b:b + 1]
             n = max(w[1] - w[0] for _, w in chunk) + 2
             ids = np.zeros((len(chunk), n), dtype=np.int64)
             mask = np.zeros((len(chunk), n), dtype=np.int64)
@@ -150,10 +150,10 @@ class EncoderNerRecognizer:
                 probs[i][kf:kt] = p[r, 1 + kf - s:1 + kt - s]
         out = [self._spans(t, encs[i].offsets, probs[i], m.labels, self.o_threshold) for i, t in enumerate(texts)]
         if self.drop_public:
-            # an organisation's fragment ("Kingdom", "Cassation") by the whole name; a place inside one ("Izmir" in
-            # "District Court of Izmir") is still a place
+            # a fragment ("Kingdom", "United", "Cassation") by the whole name; a place inside an institution's name
+            # ("Izmir" in "District Court of Izmir") is still a place, a word of a State's name ("United") is not
             out = [[sp for sp in spans if not (_public(t[sp.start:sp.end], sp.category) or (
-                sp.category == "ORG" and _public(_name_phrase(t, sp.start, sp.end), sp.category)))]
+                sp.category in ("ORG", "LOC") and _public(_name_phrase(t, sp.start, sp.end), sp.category)))]
                    for t, spans in zip(texts, out)]
         return out
 

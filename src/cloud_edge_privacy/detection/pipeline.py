@@ -12,7 +12,7 @@ from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence,
 from ..spans import Span, surface_pattern
 from ..vocabulary import TITLES
 from .normalize import normalize
-from .public_parties import drop_public_parties
+from .public_parties import drop_public_parties, is_public_institution
 from .recognizer import identifying, priorities, run_recognizer, spec_of
 from .structured import SECRET_PREFIX
 
@@ -93,10 +93,14 @@ def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3,
         if s.category not in cats:
             continue
         surface = text[s.start : s.end]
-        if surface.islower():
+        # "the Tribunal", "Court": kept where found, but a public body's name is not copied (it identifies no one)
+        public = s.category in ("ORG", "LOC") and not surface.isupper() \
+            and is_public_institution(surface.strip(), s.category)
+        if surface.islower() and not public:
             lower_found.add(_normalize(surface))
         source = SECRET_PREFIX + "coref" if s.source.startswith(SECRET_PREFIX) else "coref"
-        forms.setdefault(_normalize(surface), (s.category, source))
+        if not public:
+            forms.setdefault(_normalize(surface), (s.category, source))
         if s.category in ("ORG", "LOC"):  # "Employment Appeal Tribunal (EAT)": the acronym names it too
             acronym = _ACRONYM.match(text, s.end)
             if acronym:
