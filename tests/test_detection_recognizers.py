@@ -184,6 +184,10 @@ def test_an_organisation_of_everyday_words_is_not_copied_onto_its_lower_case_use
     out = [text[s.start:s.end] for s in propagate_mentions(text, spans, ordinary_zipf=2.5)]
     assert out.count("Cross-Border") == 2 and "cross-border" not in out    # everyday words in lower case
     assert "hudlvex" in out                                                 # a rare word is copied in any case
+    text = "Paris in May; we met in paris."
+    out = [text[s.start:s.end] for s in propagate_mentions(text, [Span(0, 5, "LOC", 0.8, "spacy:GPE")],
+                                                           ordinary_zipf=2.5)]
+    assert "paris" in out                                                   # a place is copied in any case
 
 
 def test_a_sentence_in_another_script_is_not_a_name():

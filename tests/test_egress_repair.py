@@ -105,6 +105,10 @@ def test_an_organisation_of_everyday_words_is_a_needle_only_as_written():
     prot = _prot(text, [span], [(span, "[ORG_1]")])
     spans = repair_spans(prot, check_egress(prot, independent=None))
     assert [text[s.start:s.end] for s in spans] == ["Cross-Border"]
+    text = "London calling. We live in london."
+    span = Span(0, 6, "LOC")
+    prot = _prot(text, [span], [(span, "[LOC_1]")])
+    assert [text[s.start:s.end] for s in repair_spans(prot, check_egress(prot, independent=None))] == ["london"]
     text = "Hudlvex Ltd. We like hudlvex."
     span = Span(0, 7, "ORG")
     prot = _prot(text, [span], [(span, "[ORG_1]")])

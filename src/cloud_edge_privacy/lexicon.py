@@ -94,8 +94,8 @@ def english_zipf(word: str) -> float:
     return zipf_frequency(word, "en")
 
 
-# wordfreq's Zipf scale: an organisation or place written only in words at least this common ("User", "Cross-Border",
-# "Keto") names the entity where it is capitalised as detected; its lower-case uses are the everyday words.
+# wordfreq's Zipf scale: an organisation written only in words at least this common ("User", "Cross-Border", "Keto")
+# names the entity where it is capitalised as detected; its lower-case uses are the everyday words.
 EVERYDAY_ZIPF = 3.5
 
 

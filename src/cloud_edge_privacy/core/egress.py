@@ -23,7 +23,7 @@ error, or for an exhausted budget (``EdgePipeline.protect_guarded``).
 A one-word "person" that is an ordinary English word and in no list of names ("score", "Managers", "lookup",
 "var") is not a needle of rules 1 and 4: a recognizer that once called it a person was wrong, and masking it
 everywhere would only cost the answer.  A name that is also an everyday word ("Mark", "Will", "King"), and an
-organisation or place written only in everyday words ("User", "Cross-Border"), is a needle only where it is written
+organisation written only in everyday words ("User", "Cross-Border"), is a needle only where it is written
 as the detected span wrote it (capitalised or not): detection does not copy them onto their lower-case uses either.
 """
 from __future__ import annotations
@@ -139,10 +139,10 @@ def _needles(prot: ProtectedFields, common: Set[str]) -> List[Tuple[str, str, "r
             items += [("code_digits", d) for d in _DIGITS.findall(surface)]
         for rule, value in items:
             # a common word that is also a name: only where it is written as in the span ("Mark", not "mark"); so is
-            # an organisation or place of everyday words ("User", "Cross-Border"), as propagation copies it
+            # an organisation of everyday words ("User", "Cross-Border"), as propagation copies it
             exact = value != value.lower() and (
                 (person and " " not in value and _common_name(value))
-                or (s.category in ("ORG", "LOC") and rule == "identifier" and everyday_words(value)))
+                or (s.category == "ORG" and rule == "identifier" and everyday_words(value)))
             key = (rule, value if exact else value.lower())
             if key in seen:
                 continue

@@ -79,8 +79,9 @@ def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3,
     ``ordinary_zipf``: a PERSON form made only of ordinary words ("Seller", "Small": in no name list and at least
     this common in English, besides titles and stop words) is not copied onto its all-lower-case occurrences
     unless it was found in lower case (the egress guard's rule 1 ignores such a form in any case); with it, an
-    organisation or place made only of everyday words (:func:`~..lexicon.everyday_words`: "User", "Cross-Border")
-    is not copied onto its lower-case uses either (the guard looks for such a form only as it was written).
+    organisation made only of everyday words (:func:`~..lexicon.everyday_words`: "User", "Cross-Border") is not
+    copied onto its lower-case uses either (the guard looks for such a form only as it was written).  Places are:
+    word frequency cannot tell "london" from "border", and people type places in lower case.
     """
     from ..lexicon import everyday_words
     from .catalog import all_identifying
@@ -121,7 +122,7 @@ def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3,
         if len(form) < min_len:
             continue
         ordinary = ordinary_zipf is not None and form not in lower_found and (
-            (cat == "PERSON" and _ordinary_words(form, ordinary_zipf)) or (cat in ("ORG", "LOC") and everyday_words(form)))
+            (cat == "PERSON" and _ordinary_words(form, ordinary_zipf)) or (cat == "ORG" and everyday_words(form)))
         for m in surface_pattern(form, re.IGNORECASE).finditer(text):
             if not (ordinary and m.group().islower()):
                 extra.append(Span(m.start(), m.end(), cat, 0.7, source))
