@@ -216,6 +216,9 @@ def test_tidy_span_drops_stop_words_and_trims_bullets():
     bullet = tidy_span(text, Span(text.index("\u2022"), text.index(" plans"), "ORG", 0.8, "spacy:ORG"))
     assert text[bullet.start:bullet.end] == "Develop"
     assert tidy_span(text, Span(len(text) - 1, len(text), "ORG", 0.8, "spacy:ORG")) is None  # an emoji alone
+    phone = "call phone +44 20 7946 0958 today"
+    core = tidy_span(phone, Span(5, len(phone) - 6, "CODE", 0.5, "encoder:CODE"))
+    assert phone[core.start:core.end] == "+44 20 7946 0958"                           # the cue word is no code
     kept = Span(5, 8, "CODE", 0.8, "structured:username")
     assert tidy_span(text, kept) == kept                                               # validators as found
 

@@ -159,6 +159,8 @@ def tidy_span(text: str, span: Span) -> Optional[Span]:
         s += 1
     while e > s and (text[e - 1].isspace() or text[e - 1] in _EDGE_SYMBOLS or unicodedata.category(text[e - 1]) == "So"):
         e -= 1
+    if span.category == "CODE":
+        s, e = _code_core(text, s, e)
     surface = text[s:e]
     if not any(c.isalnum() for c in surface):
         return None
@@ -169,6 +171,24 @@ def tidy_span(text: str, span: Span) -> Optional[Span]:
         if words and all(w in english_stop_words() for w in words):
             return None
     return span if (s, e) == (span.start, span.end) else Span(s, e, span.category, span.score, span.source)
+
+
+def _code_core(text: str, s: int, e: int) -> Tuple[int, int]:
+    """A model's code span without the everyday words at its edges ("phone +44 20 7946 0958" -> the number: the
+    cue word is no part of it, and a code operator would rewrite it letter by letter)."""
+    from ..lexicon import english_zipf
+
+    words = [(m.start() + s, m.end() + s) for m in re.finditer(r"\S+", text[s:e])]
+
+    def plain(w: Tuple[int, int]) -> bool:
+        token = text[w[0]:w[1]].strip(".,;:()")
+        return token.isalpha() and english_zipf(token.lower()) >= 3.5
+
+    while len(words) > 1 and plain(words[0]):
+        words.pop(0)
+    while len(words) > 1 and plain(words[-1]):
+        words.pop()
+    return (words[0][0], words[-1][1]) if words else (s, e)
 
 
 class Detector:
