@@ -126,6 +126,16 @@ class EncoderNerRecognizer:
         return self.analyze_many([text])[0]
 
     def analyze_many(self, texts: Sequence[str]) -> List[List[Span]]:
+        """Each paragraph read on its own: a request's fields are joined by blank lines, and a message must be
+        labelled the same whatever the other fields of the request (the earlier turns of a conversation)."""
+        pieces = [(i, m.start(), m.group()) for i, t in enumerate(texts) for m in _PARAGRAPH.finditer(t)]
+        found = self._analyze_paragraphs([p[2] for p in pieces])
+        out: List[List[Span]] = [[] for _ in texts]
+        for (i, off, _), spans in zip(pieces, found):
+            out[i].extend(Span(sp.start + off, sp.end + off, sp.category, sp.score, sp.source) for sp in spans)
+        return out
+
+    def _analyze_paragraphs(self, texts: Sequence[str]) -> List[List[Span]]:
         """Every text tokenized, cut into windows, each window run alone, labels mapped back to words."""
         import numpy as np
 
@@ -228,6 +238,9 @@ def _name_phrase(text: str, start: int, end: int) -> str:
             cap(hi + 1) or (link(hi + 1) and not ends(hi + 1) and hi + 2 < len(words) and cap(hi + 2))):
         hi += 1
     return re.sub(r"^The\s+", "", text[words[lo][0]:words[hi][1]].rstrip(".,;:"))
+
+
+_PARAGRAPH = re.compile(r"\S(?:.|\n(?![ \t]*\n))*")  # text between blank lines
 
 
 _BRACKET = re.compile(r"[()\[\]{}<>\"'`]+")
