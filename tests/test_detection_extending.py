@@ -95,6 +95,14 @@ def test_declarations_are_validated():
         priorities([declare("a", {"LOC"}, {"place": 0.5}), declare("b", {"LOC"}, {"place": 3})])
 
 
+def test_a_recognizer_that_emits_secrets_declares_the_secret_type():
+    from cloud_edge_privacy.detection.recognizer import registered
+
+    assert "SECRET" in registered("structured").spec.entity_types
+    assert {"EMAIL", "PHONE", "USERNAME"} <= registered("structured").spec.entity_types
+    assert "SECRET" not in declare("x", {"CODE"}, {"x": 1}).entity_types
+
+
 def test_a_non_identifying_category_does_not_propagate():
     det = Detector([Declared(type("R", (), {"analyze": lambda self, t: [Span(0, 5, "MISC", 1.0, "r")]})(),
                              declare("r", {"MISC"}, {"r": 1}))])

@@ -28,28 +28,32 @@ def test_a_missing_learned_model_is_a_clear_error_not_lost_recall(tmp_path):
         build_detector("spacy", learned_path=str(tmp_path))
 
 
-def _weights(tmp_path, coef, intercept=0.0, thresholds=None):
+def _weights(tmp_path, private_if, thresholds=None, also=("fam=shape", "fam=spacy", "fam=structured", "fam=names")):
+    """A one-split tree: a candidate with feature ``private_if`` is private (probability 0.95), others 0.05."""
+    names = [private_if] + [k for k in also if k != private_if]
     p = tmp_path / "decider.json"
-    p.write_text(json.dumps({"coef": coef, "intercept": intercept,
+    logit = 2.9444389791664403  # log(0.95 / 0.05)
+    p.write_text(json.dumps({"features": names, "baseline": 0.0,
+                             "trees": [[[0, 0.5, 1, 2, 0.0], [0, 0.0, -1, -1, -logit], [0, 0.0, -1, -1, logit]]],
                              "thresholds": thresholds or {"default": 0.2, "precision": 0.5}}))
     return str(p)
 
 
-def test_decider_keeps_by_learned_weight_and_always_keeps_validated_and_unknown_sources(tmp_path):
+def test_decider_keeps_by_learned_probability_and_always_keeps_validated_and_unknown_sources(tmp_path):
     text = "Ask Anna about the Report and call 0207 946 0958."
     spans = [Span(4, 8, "ORG", 0.6, "spacy:ORG"), Span(19, 25, "MISC", 0.4, "shape:rare_capitalised"),
              Span(35, 48, "CODE", 0.9, "structured:phone"), Span(4, 8, "ORG", 0.8, "learned:ORG")]
-    path = _weights(tmp_path, {"fam=shape": -3.0, "fam=learned": 6.0, "fam=spacy": 0.0, "fam=structured": -9.0,
-                               "fam=names": -9.0})
+    path = _weights(tmp_path, "fam=learned")
     kept = SpanDecider("default", path=path).keep(text, spans)
     surfaces = {text[s.start:s.end] for s in kept}
-    assert surfaces == {"Anna", "0207 946 0958"}   # "Report" alone (shape only, low weight) is dropped
+    assert surfaces == {"Anna", "0207 946 0958"}   # "Report" alone (shape only, probability 0.05) is dropped
+    assert [round(p, 3) for _, p in SpanDecider("default", path=path).scored(text, spans)] == [0.95, 0.05, 0.05]
     # the default keeps what the egress guard's independent check would report (a name-list person) whatever
-    # the weight; the precision preset does not
+    # the probability; the precision preset does not
     names_only = [Span(19, 25, "PERSON", 0.6, "names:first")]
     assert SpanDecider("default", path=path).keep(text, names_only) == names_only
     assert SpanDecider("precision", path=path).keep(text, names_only) == []
-    # a recognizer the weights never saw is kept: fail toward masking
+    # a recognizer the trees never saw is kept: fail toward masking
     other = [Span(19, 25, "PERSON", 0.6, "llm:PERSON")]
     assert SpanDecider("default", path=path).keep(text, other) == other
     # the precision threshold is stricter than the default's
@@ -58,12 +62,78 @@ def test_decider_keeps_by_learned_weight_and_always_keeps_validated_and_unknown_
         SpanDecider("nope", path=path)
 
 
+def test_a_broken_decider_file_is_a_clear_error(tmp_path):
+    p = tmp_path / "decider.json"
+    p.write_text(json.dumps({"coef": {"fam=learned": 1.0}, "intercept": 0.0, "thresholds": {"default": 0.2}}))
+    with pytest.raises(ModelFileError, match="not a decider model.*train_decider.py"):
+        SpanDecider("default", path=str(p))
+    p.write_text(json.dumps({"features": ["a"], "baseline": 0.0, "trees": [[[3, 0.5, 1, 2, 0.0], [0, 0, -1, -1, 1.0],
+                                                                          [0, 0, -1, -1, 2.0]]],
+                             "thresholds": {"default": 0.2}}))
+    with pytest.raises(ModelFileError, match="feature index 3 out of range"):
+        SpanDecider("default", path=str(p))
+
+
+def test_trees_walk_to_the_same_leaf_as_a_plain_walk():
+    """The vectorised walk over all trees at once equals walking each tree node by node."""
+    import random
+
+    from cloud_edge_privacy.detection.decider import model_from_json
+
+    rnd = random.Random(3)
+
+    def tree(depth):  # a random full tree as a node list
+        nodes = []
+
+        def grow(d):
+            i = len(nodes)
+            nodes.append(None)
+            if d == 0:
+                nodes[i] = [0, 0.0, -1, -1, rnd.uniform(-1, 1)]
+            else:
+                f, thr = rnd.randrange(3), rnd.random()
+                lo = grow(d - 1)
+                hi = grow(d - 1)
+                nodes[i] = [f, thr, lo, hi, 0.0]
+            return i
+        grow(depth)
+        return nodes
+
+    trees = [tree(rnd.randrange(0, 5)) for _ in range(20)]
+    model = model_from_json({"features": ["a", "b", "c"], "baseline": 0.3, "trees": trees, "thresholds": {}})
+    rows = [{k: rnd.random() for k in "abc"} for _ in range(50)]
+    import math
+
+    for row, p in zip(rows, model.probabilities(rows)):
+        z = 0.3
+        for nodes in trees:
+            i = 0
+            while nodes[i][2] >= 0:
+                f, thr, lo, hi, _ = nodes[i]
+                i = lo if row["abc"[f]] <= thr else hi
+            z += nodes[i][4]
+        assert abs(p - 1 / (1 + math.exp(-z))) < 1e-12
+
+
 def test_candidate_features_describe_case_shape_and_agreement():
     text = "hi mary jones"
     group = group_overlapping([Span(3, 13, "PERSON", 0.7, "names:list"), Span(3, 7, "PERSON", 0.8, "learned:PERSON")])
     assert len(group) == 1
     f = features(text, group[0])
     assert f["lower"] == 1.0 and f["src=names:list"] == 1.0 and f["fam=learned"] == 1.0 and f["n_families"] == 0.5
+    assert f["cat=PERSON"] == 1.0 and f["encoder_score"] == 0.0 and f["prev_lower"] == 1.0 and f["next_zipf"] == 0.0
+
+
+def test_line_features_see_a_word_list():
+    text = "Words: Cash, Share Capital, Accounts Receivable, Retained Earnings, Dividends\nAsk Maria."
+    start = text.index("Share Capital")
+    listed = features(text, [Span(start, start + 13, "ORG", 0.85, "tab_ner:ORG")])
+    start = text.index("Maria")
+    alone = features(text, [Span(start, start + 5, "PERSON", 0.8, "spacy:PERSON"),
+                            Span(start, start + 5, "PERSON", 0.4, "encoder:PERSON")])
+    assert listed["line_separators"] > alone["line_separators"] == 0.0
+    assert listed["everyday_share"] == 1.0 and listed["line_title"] > 0.8
+    assert alone["encoder_score"] == 0.4 and alone["encoder_cover"] == 1.0 and alone["n_families"] == 0.5
 
 
 def test_institution_features_tell_a_generic_office_from_a_placed_one():

@@ -1,11 +1,13 @@
 """Per-span decision with learned weights: which candidate spans of all recognizers to keep.
 
-Overlapping spans of all recognizers form one candidate.  A logistic model (weights in ``learned/model/decider.json``,
-fitted by ``scripts/train_decider.py`` on out-of-fold predictions of the real development prompts and on TAB train) maps the
-candidate's features -- which recognizers found it and with which label, how many recognizer families agree,
-its case and shape, how common it is as an English word -- to the probability that it is private.  A preset
-keeps the candidates at or above its threshold: the default's is low (recall first: a privacy gateway fails
-toward masking), the precision preset's high.  Inference is a dot product (numpy-free, no model runtime).
+Overlapping spans of all recognizers form one candidate.  Gradient-boosted trees (scikit-learn's
+``HistGradientBoostingClassifier``, fitted by ``scripts/train_decider.py`` on out-of-fold predictions of the real
+development prompts and on TAB train, exported to ``learned/model/decider.json``) map the candidate's features --
+which recognizers found it and with which label, the encoder's confidence, how many families agree, its case,
+shape and length, how common its words are in English, the line it sits in and its neighbours -- to the
+probability that it is private.  A preset keeps the candidates at or above its threshold: the default's is low
+(recall first: a privacy gateway fails toward masking), the precision preset's higher.  Both thresholds are
+chosen out of fold (see the script).  Inference walks every tree at once with numpy; no model runtime.
 """
 from __future__ import annotations
 
@@ -15,11 +17,15 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Dict, List, Mapping, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Sequence, Tuple
+
+import numpy as np
 
 from ..errors import ModelFileError
 from ..spans import Span, is_secret
 
+# Bumped whenever ``features`` changes: cached training rows of another version are recomputed.
+FEATURES_VERSION = 2
 # Fitted together with the learned model they were calibrated for, and stored next to it.
 WEIGHTS = Path(__file__).with_name("learned") / "model" / "decider.json"
 _WORD = re.compile(r"[^\W\d_]+")
@@ -69,7 +75,10 @@ def features(text: str, group: Sequence[Span]) -> Dict[str, float]:
     fams = {family(s.source) for s in group}
     f: Dict[str, float] = {f"src={source_key(s.source)}": 1.0 for s in group}
     f.update({f"fam={x}": 1.0 for x in fams})
+    f.update({f"cat={s.category}": 1.0 for s in group})
     f["n_families"] = min(len(fams), 4) / 4
+    f["n_sources"] = len({s.source for s in group}) / 4
+    f["n_spans"] = math.log1p(len(group))
     f["lower"] = float(bool(letters) and letters.islower())
     f["upper"] = float(len(letters) > 1 and letters.isupper())
     f["title"] = float(bool(words) and all(w[:1].isupper() for w in words) and not f["upper"])
@@ -77,8 +86,37 @@ def features(text: str, group: Sequence[Span]) -> Dict[str, float]:
     f["non_latin"] = float(any(ord(c) > 0x24f for c in letters))
     f["one_word"] = float(len(words) <= 1)
     f["long"] = float(len(words) >= 4)
-    f["common_word"] = float(len(words) == 1 and english_zipf(words[0].lower()) >= 4.5)
+    f["n_words"] = math.log1p(len(words))
+    zipfs = [english_zipf(w.lower()) for w in words] or [0.0]
+    f["common_word"] = float(len(words) == 1 and zipfs[0] >= 4.5)
+    f["min_zipf"] = min(zipfs) / 8
+    f["mean_zipf"] = sum(zipfs) / len(zipfs) / 8
+    f["everyday_share"] = sum(z >= 3.5 for z in zipfs) / len(zipfs)
+    f["unknown_word"] = float(min(zipfs) == 0)
     f["sentence_start"] = float(start == 0 or bool(re.search(r"[.!?\n:]\s*$", text[max(0, start - 3):start])))
+    # the encoder's own confidence, and how much of the candidate it covers
+    enc = [s.score for s in group if family(s.source) == "encoder"]
+    f["encoder_score"] = max(enc, default=0.0)
+    f["encoder_cover"] = sum(s.end - s.start for s in group if family(s.source) == "encoder") / (end - start)
+    # the line: a table row or a word list ("Cash, Share Capital, Accounts Receivable") is not a name
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line = text[line_start:line_end if line_end >= 0 else len(text)]
+    line_words = _WORD.findall(line) or [""]
+    f["line_title"] = sum(w[:1].isupper() for w in line_words) / len(line_words)
+    f["line_separators"] = min(sum(line.count(c) for c in ",|·"), 20) / 20
+    f["line_words"] = math.log1p(len(line_words)) / 5
+    f["line_share"] = len(words) / len(line_words)
+    f["text_length"] = math.log1p(len(text)) / 10
+    # a form of it in lower case elsewhere (an everyday word), and how often it recurs
+    lower = surface.lower()
+    f["lower_elsewhere"] = float(lower != surface and re.search(r"\b" + re.escape(lower) + r"\b", text) is not None)
+    f["repeats"] = math.log1p(text.count(surface))
+    before, after = _WORD.findall(text[max(0, start - 30):start]), _WORD.findall(text[end:end + 30])
+    f["prev_lower"] = float(bool(before) and before[-1].islower())
+    f["prev_zipf"] = english_zipf(before[-1].lower()) / 8 if before else 0.0
+    f["next_lower"] = float(bool(after) and after[0].islower())
+    f["next_zipf"] = english_zipf(after[0].lower()) / 8 if after else 0.0
     if _INSTITUTION.search(surface):
         # an institution, and whether every other capitalised word is an everyday one (no proper name in it)
         proper = [w for w in words if w[:1].isupper() and not _INSTITUTION.fullmatch(w) and english_zipf(w.lower()) < 3.5]
@@ -88,31 +126,90 @@ def features(text: str, group: Sequence[Span]) -> Dict[str, float]:
 
 
 @dataclass(frozen=True)
-class DeciderWeights:
-    """A fitted logistic model and the presets' thresholds."""
+class DeciderModel:
+    """Fitted boosted trees over named features, padded to one array per field (tree x node), and the presets'
+    thresholds.  A leaf points to itself; ``depth`` steps reach every leaf."""
 
-    coef: Mapping[str, float]
-    intercept: float
+    names: Tuple[str, ...]
+    baseline: float
+    feature: Any
+    threshold: Any
+    left: Any
+    right: Any
+    value: Any
+    depth: int
     thresholds: Mapping[str, float]
 
     @property
     def families(self) -> frozenset:
-        """The recognizer families the weights were fitted on."""
-        return frozenset(k[4:] for k in self.coef if k.startswith("fam="))
+        """The recognizer families the trees were fitted on."""
+        return frozenset(k[4:] for k in self.names if k.startswith("fam="))
+
+    def matrix(self, rows: Sequence[Mapping[str, float]]) -> Any:
+        """Rows as a matrix in the trees' feature order (features the trees never saw are ignored)."""
+        index = {k: i for i, k in enumerate(self.names)}
+        x = np.zeros((len(rows), len(self.names)))
+        for r, feats in enumerate(rows):
+            for k, v in feats.items():
+                if k in index:
+                    x[r, index[k]] = v
+        return x
+
+    def probabilities(self, rows: Sequence[Mapping[str, float]]) -> Any:
+        """The probability that each candidate is private."""
+        if not rows:
+            return np.zeros(0)
+        x = self.matrix(rows)
+        n, trees = len(rows), self.feature.shape[0]
+        node = np.zeros((n, trees), dtype=np.int64)
+        tree = np.arange(trees)[None, :]
+        row = np.arange(n)[:, None]
+        for _ in range(self.depth):
+            go_left = x[row, self.feature[tree, node]] <= self.threshold[tree, node]
+            node = np.where(go_left, self.left[tree, node], self.right[tree, node])
+        z = self.baseline + self.value[tree, node].sum(axis=1)
+        return 1.0 / (1.0 + np.exp(-np.clip(z, -30.0, 30.0)))
 
     def probability(self, feats: Mapping[str, float]) -> float:
-        z = self.intercept + sum(self.coef.get(k, 0.0) * v for k, v in feats.items())
-        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+        return float(self.probabilities([feats])[0])
+
+
+def model_from_json(raw: Mapping[str, Any], where: str = "decider.json") -> DeciderModel:
+    """A :class:`DeciderModel` from its JSON form: ``features``, ``baseline``, ``trees`` (each a list of nodes
+    ``[feature, threshold, left, right, value]``, a leaf's children -1) and ``thresholds``."""
+    try:
+        names = tuple(raw["features"])
+        trees = raw["trees"]
+        width = max(len(t) for t in trees)
+        shape = (len(trees), width)
+        feature, left, right = (np.zeros(shape, dtype=np.int64) for _ in range(3))
+        threshold, value = np.zeros(shape), np.zeros(shape)
+        depth = 0
+        for t, nodes in enumerate(trees):
+            depths = [0] * len(nodes)
+            for i, (f, thr, lo, hi, v) in enumerate(nodes):
+                leaf = lo < 0
+                feature[t, i], threshold[t, i], value[t, i] = (0 if leaf else f), (np.inf if leaf else thr), v
+                left[t, i], right[t, i] = (i, i) if leaf else (lo, hi)
+                if not leaf:
+                    if not (0 <= f < len(names)):
+                        raise ValueError(f"tree {t} node {i}: feature index {f} out of range")
+                    depths[lo] = depths[hi] = depths[i] + 1
+            depth = max(depth, max(depths))
+        return DeciderModel(names, float(raw["baseline"]), feature, threshold, left, right, value, depth,
+                            {k: float(v) for k, v in raw["thresholds"].items()})
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise ModelFileError(f"{where}: not a decider model ({exc}); refit it with "
+                             f".venv/bin/python scripts/train_decider.py") from exc
 
 
 @lru_cache(maxsize=4)
-def load_weights(path: str = str(WEIGHTS)) -> DeciderWeights:
+def load_weights(path: str = str(WEIGHTS)) -> DeciderModel:
     p = Path(path)
     if not p.is_file():
         raise ModelFileError(f"{path}: span decider weights missing; fit them with "
                              f".venv/bin/python scripts/train_decider.py")
-    raw = json.loads(p.read_text(encoding="utf-8"))
-    return DeciderWeights(dict(raw["coef"]), float(raw["intercept"]), dict(raw["thresholds"]))
+    return model_from_json(json.loads(p.read_text(encoding="utf-8")), path)
 
 
 def _guard_would_flag(span: Span) -> bool:
@@ -122,39 +219,34 @@ def _guard_would_flag(span: Span) -> bool:
 
 class SpanDecider:
     """Keeps the candidates whose probability of being private reaches the preset's threshold.  Secrets,
-    validated structured identifiers (checksums, phone-number metadata), spans of recognizers the weights were
-    not fitted on, and (default preset) candidates two or more recognizer families agree on or that the egress
-    guard's independent check would report (names, learned PERSON) are always kept."""
+    validated structured identifiers (checksums, phone-number metadata), spans of recognizers the trees were
+    not fitted on, and (default preset) candidates that the egress guard's independent check would report
+    (names, learned PERSON) are always kept."""
 
-    def __init__(self, preset: str = "default", path: str = str(WEIGHTS), threshold: float = -1.0,
-                 min_agreeing: int = 0) -> None:
+    def __init__(self, preset: str = "default", path: str = str(WEIGHTS), threshold: float = -1.0) -> None:
         self.weights = load_weights(path)
-        # candidates found by at least this many recognizer families are always kept (0: the preset's rule:
-        # 2 for the recall-first default, never for the precision preset)
-        self.min_agreeing = min_agreeing or (2 if preset == "default" else 10 ** 6)
         self.keep_guard_spans = preset == "default"
         if threshold < 0 and preset not in self.weights.thresholds:
             raise ModelFileError(f"{path}: no threshold for preset {preset!r}; known: {sorted(self.weights.thresholds)}")
         self.threshold = threshold if threshold >= 0 else self.weights.thresholds[preset]
 
+    def _always(self, group: Sequence[Span]) -> bool:
+        # a recognizer the trees never saw (the LLM's opinion, a new plug-in) is trusted: fail toward masking;
+        # and (default preset) what the egress guard's independent check reads: a person the name lists or the
+        # learned model see is masked here rather than left for the guard to repair
+        known = self.weights.families
+        return (self.keep_guard_spans and any(_guard_would_flag(s) for s in group)) \
+            or any(is_secret(s) or s.source.startswith("structured:") or family(s.source) not in known for s in group)
+
     def keep(self, text: str, spans: Sequence[Span]) -> List[Span]:
         """The spans of the kept candidates (all members of a kept group, for co-reference)."""
-        out: List[Span] = []
-        known = self.weights.families
-        for group in group_overlapping(spans):
-            # a recognizer the weights never saw (the LLM's opinion, a new plug-in) is trusted: fail toward masking
-            # two or more recognizer families agreeing are kept whatever the weights say (recall first: the
-            # weights were fitted on two label policies, PUPA's and TAB's, which disagree on dates and places)
-            # and (default preset) what the egress guard's independent check reads: a person the name lists or the
-            # learned model see is masked rather than left for the guard to block the whole request on
-            if len({family(s.source) for s in group}) >= self.min_agreeing \
-                    or (self.keep_guard_spans and any(_guard_would_flag(s) for s in group)) \
-                    or any(is_secret(s) or s.source.startswith("structured:") or family(s.source) not in known
-                           for s in group) \
-                    or self.weights.probability(features(text, group)) >= self.threshold:
-                out.extend(group)
-        return out
+        groups = group_overlapping(spans)
+        open_groups = [g for g in groups if not self._always(g)]
+        p = self.weights.probabilities([features(text, g) for g in open_groups])
+        dropped = {id(g) for g, q in zip(open_groups, p) if q < self.threshold}
+        return [s for g in groups if id(g) not in dropped for s in g]
 
     def scored(self, text: str, spans: Sequence[Span]) -> List[Tuple[List[Span], float]]:
         """Each candidate with its probability (for evaluation and tuning)."""
-        return [(g, self.weights.probability(features(text, g))) for g in group_overlapping(spans)]
+        groups = group_overlapping(spans)
+        return list(zip(groups, (float(q) for q in self.weights.probabilities([features(text, g) for g in groups]))))

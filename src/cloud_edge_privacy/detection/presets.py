@@ -6,7 +6,7 @@ default        recall first: rule recognizers (validators, TAB regexes, addresse
                place and name lists, table columns), word-shape candidates, spaCy's NER, the learned NER, the
                TAB NER and the encoder NER; each candidate (overlapping spans) kept by the learned decider's low
                threshold; co-reference propagation (a "person" of ordinary words not onto its lower-case uses)
-precision      the same candidates without the encoder NER (recall-leaning), kept only at the decider's 0.5
+precision      the same candidates without the encoder NER (recall-leaning), kept only at the decider's stricter
                threshold (fewer false positives, lower recall)
 fast           the rule recognizers alone, no model (high throughput)
 rules+tab_ner  the previous default (rule recognizers + the TAB NER, no learned model, no decider)

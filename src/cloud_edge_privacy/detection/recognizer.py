@@ -24,7 +24,7 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from ..spans import Span
+from ..spans import SECRET_PREFIX, Span
 from ..vocabulary import CATEGORY_ENTITY_TYPE, ENTITY_TYPES, TAB_CATEGORIES
 
 
@@ -77,8 +77,10 @@ class RecognizerSpec:
 
     @property
     def entity_types(self) -> FrozenSet[str]:
-        """The fine entity types its spans may have: those declared, and its categories' own."""
-        return frozenset(self.fine_types.values()) | frozenset(CATEGORY_ENTITY_TYPE[c] for c in self.categories)
+        """The fine entity types its spans may have: those declared, its categories' own, and SECRET when it
+        emits secrets (a ``secret:`` source is SECRET whatever its category)."""
+        secret = frozenset(("SECRET",)) if SECRET_PREFIX.rstrip(":") in self.sources else frozenset()
+        return frozenset(self.fine_types.values()) | frozenset(CATEGORY_ENTITY_TYPE[c] for c in self.categories) | secret
 
 
 # The TAB categories that identify by themselves (a name, a code, an organisation, a place).
