@@ -64,6 +64,27 @@ def group_overlapping(spans: Sequence[Span]) -> List[List[Span]]:
     return groups
 
 
+def _word_char(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
+def _as_word(text: str, form: str) -> bool:
+    """Whether ``form`` occurs in ``text`` between two word boundaries (regex ``\\b``, without compiling one
+    pattern per candidate)."""
+    if not form:
+        return False
+    first, last = _word_char(form[0]), _word_char(form[-1])
+    i = text.find(form)
+    while i >= 0:
+        j = i + len(form)
+        before = i > 0 and _word_char(text[i - 1])
+        after = j < len(text) and _word_char(text[j])
+        if before != first and after != last:
+            return True
+        i = text.find(form, i + 1)
+    return False
+
+
 def features(text: str, group: Sequence[Span]) -> Dict[str, float]:
     """Named features of one candidate (a group of overlapping spans)."""
     from ..lexicon import english_zipf
@@ -110,7 +131,7 @@ def features(text: str, group: Sequence[Span]) -> Dict[str, float]:
     f["text_length"] = math.log1p(len(text)) / 10
     # a form of it in lower case elsewhere (an everyday word), and how often it recurs
     lower = surface.lower()
-    f["lower_elsewhere"] = float(lower != surface and re.search(r"\b" + re.escape(lower) + r"\b", text) is not None)
+    f["lower_elsewhere"] = float(lower != surface and _as_word(text, lower))
     f["repeats"] = math.log1p(text.count(surface))
     before, after = _WORD.findall(text[max(0, start - 30):start]), _WORD.findall(text[end:end + 30])
     f["prev_lower"] = float(bool(before) and before[-1].islower())
@@ -127,11 +148,13 @@ def features(text: str, group: Sequence[Span]) -> Dict[str, float]:
 
 @dataclass(frozen=True)
 class DeciderModel:
-    """Fitted boosted trees over named features, padded to one array per field (tree x node), and the presets'
-    thresholds.  A leaf points to itself; ``depth`` steps reach every leaf."""
+    """Fitted boosted trees over named features, and the presets' thresholds.  The nodes of all trees lie in
+    flat arrays (``roots`` says where each tree starts; children are indices into the same arrays; a leaf points
+    to itself), so that ``depth`` steps walk every candidate down every tree at once."""
 
     names: Tuple[str, ...]
     baseline: float
+    roots: Any
     feature: Any
     threshold: Any
     left: Any
@@ -139,11 +162,7 @@ class DeciderModel:
     value: Any
     depth: int
     thresholds: Mapping[str, float]
-
-    @property
-    def families(self) -> frozenset:
-        """The recognizer families the trees were fitted on."""
-        return frozenset(k[4:] for k in self.names if k.startswith("fam="))
+    families: frozenset  # the recognizer families the trees were fitted on
 
     def matrix(self, rows: Sequence[Mapping[str, float]]) -> Any:
         """Rows as a matrix in the trees' feature order (features the trees never saw are ignored)."""
@@ -151,23 +170,22 @@ class DeciderModel:
         x = np.zeros((len(rows), len(self.names)))
         for r, feats in enumerate(rows):
             for k, v in feats.items():
-                if k in index:
-                    x[r, index[k]] = v
+                i = index.get(k)
+                if i is not None:
+                    x[r, i] = v
         return x
 
     def probabilities(self, rows: Sequence[Mapping[str, float]]) -> Any:
         """The probability that each candidate is private."""
         if not rows:
             return np.zeros(0)
-        x = self.matrix(rows)
-        n, trees = len(rows), self.feature.shape[0]
-        node = np.zeros((n, trees), dtype=np.int64)
-        tree = np.arange(trees)[None, :]
-        row = np.arange(n)[:, None]
+        x = self.matrix(rows).ravel()
+        offset = (np.arange(len(rows)) * len(self.names))[:, None]
+        node = np.broadcast_to(self.roots, (len(rows), len(self.roots)))
         for _ in range(self.depth):
-            go_left = x[row, self.feature[tree, node]] <= self.threshold[tree, node]
-            node = np.where(go_left, self.left[tree, node], self.right[tree, node])
-        z = self.baseline + self.value[tree, node].sum(axis=1)
+            go_left = x[offset + self.feature[node]] <= self.threshold[node]
+            node = np.where(go_left, self.left[node], self.right[node])
+        z = self.baseline + self.value[node].sum(axis=1)
         return 1.0 / (1.0 + np.exp(-np.clip(z, -30.0, 30.0)))
 
     def probability(self, feats: Mapping[str, float]) -> float:
@@ -179,25 +197,32 @@ def model_from_json(raw: Mapping[str, Any], where: str = "decider.json") -> Deci
     ``[feature, threshold, left, right, value]``, a leaf's children -1) and ``thresholds``."""
     try:
         names = tuple(raw["features"])
-        trees = raw["trees"]
-        width = max(len(t) for t in trees)
-        shape = (len(trees), width)
-        feature, left, right = (np.zeros(shape, dtype=np.int64) for _ in range(3))
-        threshold, value = np.zeros(shape), np.zeros(shape)
+        feature: List[int] = []
+        threshold: List[float] = []
+        left: List[int] = []
+        right: List[int] = []
+        value: List[float] = []
+        roots: List[int] = []
         depth = 0
-        for t, nodes in enumerate(trees):
+        for t, nodes in enumerate(raw["trees"]):
+            base = len(feature)
+            roots.append(base)
             depths = [0] * len(nodes)
             for i, (f, thr, lo, hi, v) in enumerate(nodes):
-                leaf = lo < 0
-                feature[t, i], threshold[t, i], value[t, i] = (0 if leaf else f), (np.inf if leaf else thr), v
-                left[t, i], right[t, i] = (i, i) if leaf else (lo, hi)
-                if not leaf:
+                if lo < 0:  # a leaf
+                    feature.append(0), threshold.append(math.inf), left.append(base + i), right.append(base + i)
+                else:
                     if not (0 <= f < len(names)):
                         raise ValueError(f"tree {t} node {i}: feature index {f} out of range")
+                    feature.append(f), threshold.append(float(thr)), left.append(base + lo), right.append(base + hi)
                     depths[lo] = depths[hi] = depths[i] + 1
-            depth = max(depth, max(depths))
-        return DeciderModel(names, float(raw["baseline"]), feature, threshold, left, right, value, depth,
-                            {k: float(v) for k, v in raw["thresholds"].items()})
+                value.append(float(v))
+            depth = max(depth, max(depths, default=0))
+        return DeciderModel(names, float(raw["baseline"]), np.array(roots, dtype=np.int64),
+                            np.array(feature, dtype=np.int64), np.array(threshold), np.array(left, dtype=np.int64),
+                            np.array(right, dtype=np.int64), np.array(value), depth,
+                            {k: float(v) for k, v in raw["thresholds"].items()},
+                            frozenset(k[4:] for k in names if k.startswith("fam=")))
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise ModelFileError(f"{where}: not a decider model ({exc}); refit it with "
                              f".venv/bin/python scripts/train_decider.py") from exc
