@@ -418,3 +418,49 @@ def test_worker_processes_that_cannot_start_fail_once_with_the_reason(fakes, tmp
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "a worker process could not start" in proc.stderr and "warm-up" in proc.stderr, proc.stderr
     assert fakes["gpt"].requests == [] or all("Warm-up" not in json.dumps(r["body"]) for r in fakes["gpt"].requests)
+
+
+_SLOW_WORKER = """
+import signal, sys, time
+import cloud_edge_privacy.proxy.app as app
+import cloud_edge_privacy.proxy.cli as cli
+import cloud_edge_privacy.proxy.settings as settings
+seen = []
+signal.signal(signal.SIGTERM, lambda sig, frame: seen.append(sig))  # what uvicorn installs before building the app
+settings.load_secrets = lambda s: None
+def slow_app(s, secrets):  # stands in for the models being loaded
+    if sys.argv[1] == "slow":
+        print("loading", flush=True)
+        time.sleep(60)
+    return "app"
+app.create_app = slow_app
+print(cli.worker_app(), flush=True)
+print("restored", signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL, flush=True)
+"""
+
+
+def test_a_worker_still_loading_its_models_stops_at_once_on_sigterm():
+    """uvicorn captures SIGTERM before it builds a worker's app and acts on it only after startup; a worker being
+    stopped while it loads its models ends at once instead, and the captured handler is back once it has loaded."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from cloud_edge_privacy.proxy.settings import ProxySettings
+
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"),
+               CEP_PROXY_SETTINGS_JSON=ProxySettings(upstream="http://127.0.0.1:9/v1").model_dump_json())
+    fast = subprocess.run([sys.executable, "-c", _SLOW_WORKER, "fast"], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert fast.returncode == 0 and fast.stdout.split() == ["app", "restored", "True"], fast.stdout + fast.stderr
+    proc = subprocess.Popen([sys.executable, "-c", _SLOW_WORKER, "slow"], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "loading"
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == -signal.SIGTERM
+        assert time.monotonic() - t0 < 30  # not after the 60 s "load"
+    finally:
+        proc.kill()
+        proc.wait()

@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import queue
+import signal
 import sys
 import tempfile
+import threading
 import time
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Iterator, Optional
 
 from .settings import CLIENT_KEY_ENV, UPSTREAM_KEY_ENV
 
@@ -18,12 +21,28 @@ MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"  # prometheus-client's multiproces
 
 def worker_app() -> Any:
     """The app of one worker process (``--processes N``): settings from ``$CEP_PROXY_SETTINGS_JSON``, secrets
-    and the secret key from the environment, as in the parent."""
+    and the secret key from the environment, as in the parent.  While it loads its models, SIGTERM stops it at
+    once: uvicorn captures the signal before it builds the app and acts on it only once the app has started, so a
+    worker being stopped would first load every model; nothing is served or recorded yet."""
     from .app import create_app
     from .settings import ProxySettings, load_secrets
 
-    settings = ProxySettings.model_validate_json(os.environ[SETTINGS_ENV])
-    return create_app(settings, load_secrets(settings))
+    with _default_sigterm():
+        settings = ProxySettings.model_validate_json(os.environ[SETTINGS_ENV])
+        return create_app(settings, load_secrets(settings))
+
+
+@contextlib.contextmanager
+def _default_sigterm() -> Iterator[None]:
+    """SIGTERM's default action (end the process) inside the block, the previous handler after it."""
+    if threading.current_thread() is not threading.main_thread():  # handlers belong to the main thread
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _probe(out: Any) -> None:
