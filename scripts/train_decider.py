@@ -39,7 +39,8 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 from cloud_edge_privacy.datasets import require_data  # noqa: E402
-from cloud_edge_privacy.detection.decider import FEATURES_VERSION, features, group_overlapping, model_from_json  # noqa: E402,E501
+from cloud_edge_privacy.detection.decider import (  # noqa: E402
+    FEATURES_VERSION, feature_matrix, features, group_overlapping, model_from_json)
 from cloud_edge_privacy.detection.encoder_ner import fold_model_dir as encoder_fold_dir  # noqa: E402
 from cloud_edge_privacy.detection.learned import MODEL_DIR, N_FOLDS, fold_model_dir, fold_of  # noqa: E402
 from cloud_edge_privacy.detection.presets import candidate_detector  # noqa: E402
@@ -85,9 +86,7 @@ TREES = {"max_iter": 400, "learning_rate": 0.05, "max_leaf_nodes": 31, "min_samp
 SEED = 0
 
 
-def _trees(names: Sequence[str], rows: Sequence[Row]) -> HistGradientBoostingClassifier:
-    x = np.array([[f.get(k, 0.0) for k in names] for f, _ in rows])
-    y = np.array([lab for _, lab in rows])
+def _trees(x: Any, y: Any) -> HistGradientBoostingClassifier:
     return HistGradientBoostingClassifier(**TREES, early_stopping=False, random_state=SEED).fit(x, y)
 
 
@@ -109,21 +108,24 @@ def fit(tab_rows: Sequence[Row], prompt_folds: Mapping[int, Sequence[Row]], reca
     """Trees on TAB train and the given prompt folds; the thresholds from out-of-fold probabilities."""
     rows = list(tab_rows) + [r for rs in prompt_folds.values() for r in rs]
     names = sorted({k for f, _ in rows for k in f})
+    x = feature_matrix(names, [f for f, _ in rows])
+    y = np.array([lab for _, lab in rows])
+    # each row's prompt fold (-1: TAB train, in every fit)
+    fold = np.array([-1] * len(tab_rows) + [j for j, rs in prompt_folds.items() for _ in rs])
     held: List[float] = []
-    for j, fold_rows in prompt_folds.items():
-        inner = _trees(names, list(tab_rows) + [r for i, rs in prompt_folds.items() if i != j for r in rs])
-        private = [f for f, lab in fold_rows if lab]
-        if private:
-            held += list(inner.predict_proba(np.array([[f.get(k, 0.0) for k in names] for f in private]))[:, 1])
+    for j in prompt_folds:
+        inner = _trees(x[fold != j], y[fold != j])
+        private = (fold == j) & (y == 1)
+        if private.any():
+            held += list(inner.predict_proba(x[private])[:, 1])
     pos = np.sort(np.array(held))
 
     def keeping(share: float) -> float:  # the threshold that keeps ``share`` of the held-out private candidates
         return round(min(float(pos[int((1 - share) * len(pos))]), 0.5), 6) if len(pos) else 0.5
 
-    model = _trees(names, rows)
+    model = _trees(x, y)
     out = export(model, names)
     out["thresholds"] = {"default": keeping(recall), "precision": keeping(precision_recall)}
-    x = np.array([[f.get(k, 0.0) for k in names] for f, _ in rows])
     gap = float(np.max(np.abs(model_from_json(out).probabilities([f for f, _ in rows]) - model.predict_proba(x)[:, 1])))
     if gap > 1e-5:
         raise SystemExit(f"exported trees disagree with scikit-learn by {gap:.2e}")

@@ -85,6 +85,14 @@ def _as_word(text: str, form: str) -> bool:
     return False
 
 
+@lru_cache(maxsize=1024)
+def _line(line: str) -> Tuple[int, float, float]:
+    """A line's word count (at least 1), share of capitalised words and separators (commas, bars, dots; 20 = 1).
+    Cached: the candidates of one long paragraph share it."""
+    words = _WORD.findall(line) or [""]
+    return len(words), sum(w[:1].isupper() for w in words) / len(words), min(sum(line.count(c) for c in ",|·"), 20) / 20
+
+
 def features(text: str, group: Sequence[Span]) -> Dict[str, float]:
     """Named features of one candidate (a group of overlapping spans)."""
     from ..lexicon import english_zipf
@@ -122,12 +130,9 @@ def features(text: str, group: Sequence[Span]) -> Dict[str, float]:
     # the line: a table row or a word list ("Cash, Share Capital, Accounts Receivable") is not a name
     line_start = text.rfind("\n", 0, start) + 1
     line_end = text.find("\n", end)
-    line = text[line_start:line_end if line_end >= 0 else len(text)]
-    line_words = _WORD.findall(line) or [""]
-    f["line_title"] = sum(w[:1].isupper() for w in line_words) / len(line_words)
-    f["line_separators"] = min(sum(line.count(c) for c in ",|·"), 20) / 20
-    f["line_words"] = math.log1p(len(line_words)) / 5
-    f["line_share"] = len(words) / len(line_words)
+    n_line, f["line_title"], f["line_separators"] = _line(text[line_start:line_end if line_end >= 0 else len(text)])
+    f["line_words"] = math.log1p(n_line) / 5
+    f["line_share"] = len(words) / n_line
     f["text_length"] = math.log1p(len(text)) / 10
     # a form of it in lower case elsewhere (an everyday word), and how often it recurs
     lower = surface.lower()
@@ -144,6 +149,18 @@ def features(text: str, group: Sequence[Span]) -> Dict[str, float]:
         f["institution"] = 1.0
         f["generic_institution"] = float(not proper)
     return f
+
+
+def feature_matrix(names: Sequence[str], rows: Sequence[Mapping[str, float]]) -> Any:
+    """Feature rows as a matrix with ``names`` as columns (features not among them are ignored)."""
+    index = {k: i for i, k in enumerate(names)}
+    x = np.zeros((len(rows), len(names)))
+    for r, feats in enumerate(rows):
+        for k, v in feats.items():
+            i = index.get(k)
+            if i is not None:
+                x[r, i] = v
+    return x
 
 
 @dataclass(frozen=True)
@@ -164,22 +181,11 @@ class DeciderModel:
     thresholds: Mapping[str, float]
     families: frozenset  # the recognizer families the trees were fitted on
 
-    def matrix(self, rows: Sequence[Mapping[str, float]]) -> Any:
-        """Rows as a matrix in the trees' feature order (features the trees never saw are ignored)."""
-        index = {k: i for i, k in enumerate(self.names)}
-        x = np.zeros((len(rows), len(self.names)))
-        for r, feats in enumerate(rows):
-            for k, v in feats.items():
-                i = index.get(k)
-                if i is not None:
-                    x[r, i] = v
-        return x
-
     def probabilities(self, rows: Sequence[Mapping[str, float]]) -> Any:
         """The probability that each candidate is private."""
         if not rows:
             return np.zeros(0)
-        x = self.matrix(rows).ravel()
+        x = feature_matrix(self.names, rows).ravel()
         offset = (np.arange(len(rows)) * len(self.names))[:, None]
         node = np.broadcast_to(self.roots, (len(rows), len(self.roots)))
         for _ in range(self.depth):
