@@ -35,7 +35,9 @@ def free_port() -> int:
 
 
 class LocalServer:
-    """``python -m llama_cpp.server`` as a child process; stopped at exit or by :meth:`stop`."""
+    """``python -m llama_cpp.server`` as a child process; stopped at exit or by :meth:`stop`.  Its log
+    (``llama_server_<port>.log`` in the cache) is removed when it stops cleanly and kept when it failed to start,
+    for the error message that names it."""
 
     def __init__(self, model: str = "qwen2.5-coder-0.5b-instruct", n_ctx: int = 4096,
                  n_threads: Optional[int] = None, port: Optional[int] = None) -> None:
@@ -55,31 +57,39 @@ class LocalServer:
         cmd = [sys.executable, "-m", "cloud_edge_privacy.models.local_server", "--model", self.path,
                "--model-alias", self.model, "--port", str(self.port), "--n-ctx", str(self.n_ctx),
                "--n-threads", str(self.n_threads), "--seed", str(SERVER_SEED)]
-        log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        with open(self.log_path, "wb") as log:  # the child keeps its own descriptor
+            self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         atexit.register(self.stop)
         deadline = time.time() + timeout_s
         while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise CloudCallError(f"local llama.cpp server exited with code {self.proc.returncode}; "
-                                     f"see {self.log_path}")
+            code = self.proc.poll()
+            if code is not None:
+                self.proc = None  # its log is kept: it says why
+                raise CloudCallError(f"local llama.cpp server exited with code {code}; see {self.log_path}")
             try:
                 with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as r:
                     if r.status == 200:
                         return self
             except OSError:
                 time.sleep(0.5)
-        self.stop()
+        self.stop(keep_log=True)
         raise CloudCallError(f"local llama.cpp server did not become ready in {timeout_s:.0f}s; see {self.log_path}")
 
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
+    def stop(self, keep_log: bool = False) -> None:
+        """Stop the server (if it runs) and remove its log, unless ``keep_log`` or it had failed on its own."""
+        if self.proc is None:
+            return
+        code = self.proc.poll()
+        if code is None:
             self.proc.terminate()
             try:
                 self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
+                self.proc.wait()
         self.proc = None
+        if not keep_log and code in (None, 0):
+            self.log_path.unlink(missing_ok=True)
 
 
 def shared_local_server(model: str, n_ctx: int = 4096) -> LocalServer:
