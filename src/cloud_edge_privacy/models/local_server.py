@@ -16,7 +16,6 @@ import sys
 import threading
 import time
 import urllib.request
-from pathlib import Path
 from typing import Any, AsyncIterator, Dict, List, Optional
 
 from ..errors import CloudCallError
@@ -108,10 +107,6 @@ def stop_all() -> None:
         for srv in _SERVERS.values():
             srv.stop()
         _SERVERS.clear()
-
-
-def server_log_dir() -> Path:
-    return cache_dir()
 
 
 def build_app(model: str, alias: str, port: int, n_ctx: int, n_threads: int, seed: int) -> Any:
