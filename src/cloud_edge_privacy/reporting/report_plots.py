@@ -78,16 +78,21 @@ def _stacked_barh(plt, path: str, labels: List[str], series: Dict[str, List[floa
     fig, ax = plt.subplots(figsize=(9, 0.4 * len(labels) + 2.2))
     left = [0.0] * len(labels)
     pos = list(range(len(labels)))
+    drawn = False
     for name, values in series.items():
         if any(values):
             ax.barh(pos, values, left=left, label=name, color=(colors or {}).get(name))
             left = [a + b for a, b in zip(left, values)]
+            drawn = True
     ax.set_yticks(pos, labels, fontsize=8)
     ax.invert_yaxis()  # first test case on top, as in the leaderboard
     ax.set_xlabel(xlabel)
     ax.set_title(title)
-    # the legend sits outside the bars, so it never hides one
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    if drawn:  # the legend sits outside the bars, so it never hides one
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    else:  # e.g. every answer replayed from the response cache: no time was measured in this run
+        ax.text(0.5, 0.5, "nothing measured in this run (all values are zero or missing)", ha="center",
+                va="center", transform=ax.transAxes, fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
