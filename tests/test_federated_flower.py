@@ -179,3 +179,33 @@ def test_deployment_randomness_draws_noise_no_one_can_recompute(tmp_path):
     assert not torch.equal(*updates["deployment"])
     with pytest.raises(ConfigError, match="randomness"):
         settings_from_config({"randomness": "seeded"})
+
+
+def test_stop_waits_for_killed_processes_that_exit_slowly(tmp_path, monkeypatch):
+    """A killed grandchild (SuperExec, a ClientApp holding torch) can take a while to exit under load; ``stop`` looks
+    again instead of reporting it at once (seen once in a fresh-clone run), and still reports one that never exits."""
+    import subprocess
+    import sys
+
+    from cloud_edge_privacy.federated.flower import launch
+
+    def federation():
+        fed = launch.LocalFederation(tmp_path / "fed")
+        popen = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+        fed.procs.append(launch._Proc("stand-in", popen, tmp_path / "stand-in.log"))
+        return fed
+
+    looks = []
+
+    def slow(pgid):  # a grandchild that the process table still shows for the first three looks
+        looks.append(pgid)
+        return [424242] if len(looks) <= 3 else []
+
+    monkeypatch.setattr(launch, "live_group_members", slow)
+    federation().stop(grace=0.1)
+    assert len(looks) == 4
+
+    monkeypatch.setattr(launch, "live_group_members", lambda pgid: [424242])
+    monkeypatch.setattr(launch, "KILL_SETTLE_S", 0.3)
+    with pytest.raises(RuntimeError, match="424242"):
+        federation().stop(grace=0.1)

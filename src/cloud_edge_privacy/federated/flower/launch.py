@@ -24,6 +24,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Type
 
 from . import require_flwr
 
+KILL_SETTLE_S = 10.0  # seconds killed processes may take to exit before stop() reports them
+
 #: The example's Flower App (pyproject with the components and the default run config).
 DEFAULT_APP_DIR = Path(__file__).resolve().parents[4] / "examples" / "TAB" / "federated_privacy_detector_bench" / "flower"
 #: The same with SecAgg+ (``secagg`` ServerApp / ClientApp).
@@ -216,10 +218,22 @@ class LocalFederation:
                 proc.popen.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 pass
-        left = [pid for proc in self.procs for pid in live_group_members(proc.popen.pid)]
+        # SIGKILL is delivered at once but a large process (torch, Ray) can take a while to exit under load; a
+        # grandchild is no child of ours, so ``wait`` cannot wait for it: look again, and signal again, until gone
+        groups = [proc.popen.pid for proc in self.procs]
+        settle = time.monotonic() + KILL_SETTLE_S
+        left = [pid for g in groups for pid in live_group_members(g)]
+        while left and time.monotonic() < settle:
+            time.sleep(0.1)
+            for g in groups:
+                try:
+                    os.killpg(g, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            left = [pid for g in groups for pid in live_group_members(g)]
         self.procs.clear()
         if left:
-            raise RuntimeError(f"processes still running after SIGKILL: {left}")
+            raise RuntimeError(f"processes still running {KILL_SETTLE_S:.0f}s after SIGKILL: {left}")
 
     def __enter__(self) -> "LocalFederation":
         return self
