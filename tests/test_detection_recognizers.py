@@ -361,3 +361,22 @@ def test_llm_second_opinion_keeps_only_verbatim_new_items():
     assert "Anna Berg" not in seen[0] and "[REDACTED]" in seen[0]
     assert parse_items("no array here") == [] and parse_items('["a", 3, "bc"') == []
     assert redact("abcdef", [Span(1, 3, "X", 1, "s")]) == "a[REDACTED]def"
+
+
+@pytest.mark.parametrize("make", ["tab_ner", "learned"])
+def test_models_of_the_default_preset_leave_public_institutions_out(make):
+    """Like spaCy and the encoder in ``default``, the TAB NER and the learned NER drop the courts, ministries and
+    States that court texts name and TAB leaves unmasked; the person and the date stay."""
+    from cloud_edge_privacy.detection.learned.ner import LearnedNerRecognizer
+    from cloud_edge_privacy.detection.presets import PRESETS
+    from cloud_edge_privacy.detection.tab_ner_recognizer import TabNerRecognizer
+
+    text = ("On 3 May 1999 the Ankara Administrative Court dismissed the case brought by Mr Ali Yilmaz against "
+            "the Ministry of Finance.")
+    build = {"tab_ner": lambda **k: TabNerRecognizer(model="sm", **k), "learned": LearnedNerRecognizer}[make]
+    found = lambda **k: {text[s.start:s.end] for s in build(**k).analyze(text)}  # noqa: E731
+    assert "Ankara Administrative Court" in found()          # the model does tag it
+    kept = found(drop_public_institutions=True)
+    assert "Ankara Administrative Court" not in kept and {"Mr Ali Yilmaz", "3 May 1999"} <= kept
+    uses = [u for u in PRESETS["default"].recognizers if u.recognizer == make]
+    assert uses and all(u.params.get("drop_public_institutions") for u in uses)

@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import ModelFileError
 from ..spans import Span
+from .public_parties import is_public_institution
 from .recognizer import ALL_TAB, Reads, register_recognizer
 
 MODEL_DIR = Path(__file__).with_name("tab_ner_model")
@@ -108,13 +109,16 @@ class TabNerRecognizer:
     and court vocabulary, or a non-ASCII letter: the others hold no name the model would find that the
     pattern recognizers (dates, numbers, amounts) do not already cover, and skipping them saves model time."""
 
-    def __init__(self, path: Optional[str] = None, skip_plain: bool = False, model: str = "blank") -> None:
+    def __init__(self, path: Optional[str] = None, skip_plain: bool = False, model: str = "blank",
+                 drop_public_institutions: bool = False) -> None:
         # ``model``: a committed model by name (``path`` overrides): "blank" (tab_ner_model/) or "sm"
-        # (tab_ner_sm_model/, on en_core_web_sm's tok2vec)
+        # (tab_ner_sm_model/, on en_core_web_sm's tok2vec); ``drop_public_institutions``: as the spaCy recognizer,
+        # without courts, ministries, States and headings (``public_parties.is_public_institution``)
         if model not in COMMITTED_MODELS:
             raise ValueError(f"tab_ner model {model!r}: expected one of {sorted(COMMITTED_MODELS)} (or a path)")
         self.path = path if path is not None else str(COMMITTED_MODELS[model])
         self.skip_plain = skip_plain
+        self.drop_public = drop_public_institutions
         if skip_plain:  # it reads what the recognizers before it found
             self.spec = replace(TabNerRecognizer.spec, reads=Reads.FOUND)
 
@@ -126,12 +130,14 @@ class TabNerRecognizer:
         ``skip_plain`` a capitalised word inside one of them does not make its sentence worth reading."""
         nlp = load_tab_ner(self.path)
         if not self.skip_plain:
-            return [[Span(e.start_char, e.end_char, e.label_, 0.85, f"tab_ner:{e.label_}") for e in doc.ents]
-                    for doc in nlp.pipe(texts, batch_size=32)]
+            return [self._spans(doc, 0) for doc in nlp.pipe(texts, batch_size=32)]
         pieces = [(i, off, sent) for i, text in enumerate(texts)
                   for off, sent in informative_sentences(text, found[i] if found is not None else ())]
         out: List[List[Span]] = [[] for _ in texts]
         for (i, off, _), doc in zip(pieces, nlp.pipe((p[2] for p in pieces), batch_size=64)):
-            out[i].extend(Span(off + e.start_char, off + e.end_char, e.label_, 0.85, f"tab_ner:{e.label_}")
-                          for e in doc.ents)
+            out[i].extend(self._spans(doc, off))
         return out
+
+    def _spans(self, doc: Any, off: int) -> List[Span]:
+        return [Span(off + e.start_char, off + e.end_char, e.label_, 0.85, f"tab_ner:{e.label_}") for e in doc.ents
+                if not (self.drop_public and is_public_institution(e.text, e.label_))]

@@ -14,6 +14,7 @@ from typing import Any, List, Optional, Sequence
 
 from ...errors import ModelFileError
 from ...spans import Span
+from ..public_parties import is_public_institution
 from ..recognizer import ALL_TAB, Reads, register_recognizer
 
 MODEL_DIR = Path(__file__).with_name("model")
@@ -63,8 +64,10 @@ class LearnedNerRecognizer:
     """Names, organisations, places, codes, dates and other private items as the learned model sees them,
     in context and in any case.  ``source`` is ``learned:<TAB type>``."""
 
-    def __init__(self, path: Optional[str] = None) -> None:
+    def __init__(self, path: Optional[str] = None, drop_public_institutions: bool = False) -> None:
         self.path = str(path or MODEL_DIR)
+        # as the spaCy recognizer: without courts, ministries, States and headings (is_public_institution)
+        self.drop_public = drop_public_institutions
 
     def check(self) -> None:
         """Raise :class:`ModelFileError` now if the model is missing (presets call this when built)."""
@@ -80,5 +83,6 @@ class LearnedNerRecognizer:
         out: List[List[Span]] = [[] for _ in texts]
         for (i, off, _), doc in zip(pieces, nlp.pipe((p[2] for p in pieces), batch_size=32)):
             out[i].extend(Span(off + e.start_char, off + e.end_char, e.label_, 0.8, f"learned:{e.label_}")
-                          for e in doc.ents if e.text.strip())
+                          for e in doc.ents if e.text.strip()
+                          and not (self.drop_public and is_public_institution(e.text, e.label_)))
         return out
