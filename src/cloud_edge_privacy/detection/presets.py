@@ -110,8 +110,7 @@ def candidates(learned: bool = True, encoder: bool = True) -> Tuple[Use, ...]:
     ones by informative sentence (see gating.py); each reads what the recognizers before it found, so it skips
     sentences whose capitalised words are covered.  Every model without the public institutions (courts,
     governments, ministries, States) that court texts are full of and TAB marks NO_MASK; spaCy also without laws.
-    The encoder NER
-    last, so the gated models read what they read without it; gated like them."""
+    The encoder NER last, so the gated models read what they read without it; gated like them."""
     return RULES + (Use("shape"), Use("spacy", {"drop_public_institutions": True}, gate=True)) \
         + ((Use("learned", {"path": LEARNED_MODEL, "drop_public_institutions": True}, gate=True, check=True),)
            if learned else ()) \
