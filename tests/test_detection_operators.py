@@ -48,6 +48,18 @@ def test_a_date_that_swallowed_a_name_is_merged_as_the_name():
     # a name-like word inside the date span ("5 May 2001") leaves it a date
     inside = [Span(0, 10, "DATETIME", 0.9, "regex:date"), Span(2, 5, "PERSON", 0.5, "names:first")]
     assert merge_spans(inside)[0].category == "DATETIME"
+    assert merge_spans(inside, text="5 May 2001")[0].category == "DATETIME"
+
+
+def test_an_amount_that_swallowed_an_organisation_is_merged_as_the_organisation():
+    """Seen on the dev prompts: the TAB NER read "2 Sanderson Farms' EPS" as a QUANTITY around the models'
+    ORG "Sanderson Farms"; the amount operator rewrote the 2 and sent the company's name."""
+    text = "2 Sanderson Farms' EPS down $.90 in 2022"
+    spans = [Span(0, 22, "QUANTITY", 0.85, "tab_ner:QUANTITY"), Span(2, 17, "ORG", 0.8, "spacy:ORG")]
+    assert merge_spans(spans, text=text) == [Span(0, 22, "ORG", 0.85, "spacy:ORG")]
+    out = get_operator("pseudonym")(text, merge_spans(spans, text=text), Randomness.benchmark(0)).text
+    assert "Sanderson" not in out and "Farms" not in out
+    assert merge_spans(spans)[0].category == "QUANTITY"  # without the text: only a span beyond the best counts
 
 
 def test_propagation_masks_every_mention_and_the_surname():

@@ -10,7 +10,7 @@ from collections import OrderedDict
 from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..spans import Span, surface_pattern
-from ..vocabulary import TITLES
+from ..vocabulary import MONTH_ABBREVIATIONS, MONTHS, TITLES, WEEKDAYS
 from .normalize import normalize
 from .public_parties import drop_public_parties, is_public_institution
 from .recognizer import identifying, priorities, run_recognizer, spec_of
@@ -25,13 +25,17 @@ WARM_UP_TEXT = ("Warm-up: Ms Anna Berg (anna.berg@example.org) met mary jones in
                 "Nordvik Consulting GmbH in Oslo.")
 
 
-def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] = None) -> List[Span]:
+def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] = None,
+                text: Optional[str] = None) -> List[Span]:
     """Merge overlapping spans into their union (safer for privacy); category from the best source
     (``priority``: source prefix -> priority, default the registered recognizers' declarations; unknown: 0).
 
-    When the union reaches an identifying span (PERSON, CODE, ORG, LOC) beyond the best span, the best
-    identifying span names the category: "2002 Paul Giles & The Vintage Team" is a person, not a date (a date
-    operator would rewrite the year and send the name as it is)."""
+    When the union holds an identifying span (PERSON, CODE, ORG, LOC) and the best span is not one, the best
+    identifying span names the category: "2002 Paul Giles & The Vintage Team" is a person, not a date, and
+    "2 Sanderson Farms' EPS" an organisation, not an amount (a date or amount operator rewrites the number and
+    sends the words as they are).  Inside the best span, a month or weekday ("May" in "5 May 2001") does not
+    count.  ``text``: the text the spans are of; without it, only an identifying span reaching beyond the best
+    one counts."""
     from .catalog import all_identifying, all_priorities
 
     table = all_priorities() if priority is None else priority
@@ -52,14 +56,24 @@ def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] =
         if group:
             best = max(group, key=rank)
             if best.category not in ident:
-                outside = [s for s in group if s.category in ident
-                           and not (best.start <= s.start and s.end <= best.end)]
-                if outside:
-                    best = max(outside, key=rank)
+                named = [s for s in group if s.category in ident and not (
+                    best.start <= s.start and s.end <= best.end
+                    and (text is None or _date_words_only(text[s.start:s.end])))]
+                if named:
+                    best = max(named, key=rank)
             merged.append(Span(group[0].start, end, best.category, max(s.score for s in group), best.source))
         if span is not None:
             group, end = [span], span.end
     return merged
+
+
+_DATE_WORD = re.compile(r"(?:" + "|".join(MONTHS + MONTH_ABBREVIATIONS + WEEKDAYS) + r")\.?", re.IGNORECASE)
+
+
+def _date_words_only(surface: str) -> bool:
+    """Whether every word of ``surface`` is a month or weekday name ("May" in "5 May 2001")."""
+    words = re.findall(r"[^\W\d_]+\.?", surface)
+    return bool(words) and all(_DATE_WORD.fullmatch(w) for w in words)
 
 
 def _normalize(surface: str) -> str:
@@ -129,7 +143,7 @@ def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3,
     for form, cat in exact.items():
         for m in surface_pattern(form).finditer(text):  # case-sensitive: "Li", "EAT"
             extra.append(Span(m.start(), m.end(), cat, 0.7, "coref"))
-    return merge_spans(list(spans) + extra, priority)
+    return merge_spans(list(spans) + extra, priority, text)
 
 
 _LETTERS = re.compile(r"[^\W\d_]+")
@@ -258,7 +272,8 @@ class Detector:
         found = self.candidates_many(texts, timings)
         t0 = time.perf_counter()
         out = [self._finish(text, spans) for text, spans in zip(texts, found)]
-        out = [merge_spans(n.spans_to_original(s), self.priority) if n.changed else s for n, s in zip(norms, out)]
+        out = [merge_spans(n.spans_to_original(s), self.priority, n.original) if n.changed else s
+               for n, s in zip(norms, out)]
         if timings is not None:
             timings["merge+coref"] = timings.get("merge+coref", 0.0) + time.perf_counter() - t0
         return out
@@ -283,5 +298,5 @@ class Detector:
             spans = self.decider.keep(text, spans)  # type: ignore[attr-defined]
         spans = propagate_mentions(text, spans, propagated=self.propagated, priority=self.priority,
                                    ordinary_zipf=self.ordinary_zipf) \
-            if self.propagate else merge_spans(spans, self.priority)
+            if self.propagate else merge_spans(spans, self.priority, text)
         return drop_public_parties(text, spans) if self.drop_public_parties else spans
