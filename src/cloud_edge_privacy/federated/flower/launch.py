@@ -220,17 +220,13 @@ class LocalFederation:
                 pass
         # SIGKILL is delivered at once but a large process (torch, Ray) can take a while to exit under load; a
         # grandchild is no child of ours, so ``wait`` cannot wait for it: look again, and signal again, until gone
-        groups = [proc.popen.pid for proc in self.procs]
         settle = time.monotonic() + KILL_SETTLE_S
-        left = [pid for g in groups for pid in live_group_members(g)]
+        left = [pid for proc in self.procs for pid in live_group_members(proc.popen.pid)]
         while left and time.monotonic() < settle:
             time.sleep(0.1)
-            for g in groups:
-                try:
-                    os.killpg(g, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-            left = [pid for g in groups for pid in live_group_members(g)]
+            for proc in self.procs:
+                _signal_group(proc.popen, signal.SIGKILL)
+            left = [pid for proc in self.procs for pid in live_group_members(proc.popen.pid)]
         self.procs.clear()
         if left:
             raise RuntimeError(f"processes still running {KILL_SETTLE_S:.0f}s after SIGKILL: {left}")
