@@ -108,6 +108,19 @@ def test_trap_words_are_not_persons():
         assert not _covered(text, spans, word, "PERSON"), (word, [(s.text(text), s.category) for s in spans])
 
 
+def test_logits_do_not_depend_on_the_thread_count():
+    rec = _model_or_skip()
+    text = "Dear Mr Okonkwo, the invoice for Lagos Freight Ltd (order 4471) is attached; call 0803 555 0199."
+    logits = []
+    for threads in (1, 2, 3):
+        m = load_encoder(rec.path, threads)
+        ids = np.array([[m.cls, *m.tok.encode(text, add_special_tokens=False).ids, m.sep]])
+        logits.append(m.sess.run(["logits"], {"input_ids": ids, "attention_mask": np.ones_like(ids)})[0])
+    assert logits[0].shape[1] > 20
+    assert all(np.array_equal(logits[0], other) for other in logits[1:])
+    assert EncoderNerRecognizer(rec.path, threads=1).analyze(text) == EncoderNerRecognizer(rec.path).analyze(text)
+
+
 def test_long_text_is_windowed():
     rec = _model_or_skip()
     filler = "The committee reviewed the annual budget and the maintenance plan for the building. " * 30
