@@ -5,10 +5,10 @@ generalize to "a place".
 """
 from __future__ import annotations
 
-from typing import Dict, Optional
+from types import MappingProxyType
+from typing import Dict, Mapping, Optional
 
-_CITIES: Dict[str, str] = {}
-_COUNTRIES = {
+_COUNTRIES: Mapping[str, str] = MappingProxyType({
     "Albania": "Tirana Durrës Vlorë Shkodër",
     "Armenia": "Yerevan Gyumri Vanadzor",
     "Austria": "Vienna Graz Linz Salzburg Innsbruck Klagenfurt",
@@ -54,16 +54,26 @@ _COUNTRIES = {
               "Mersin Şanlıurfa Van Batman Hakkari Şırnak Mardin Tunceli Kahramanmaraş Bartın Elazığ Erzurum",
     "Ukraine": "Kyiv Kiev Kharkiv Odesa Odessa Dnipro Donetsk Lviv Zaporizhzhia Luhansk Sevastopol Simferopol",
     "United Kingdom": "London Birmingham Manchester Glasgow Liverpool Edinburgh Leeds Belfast Cardiff Bristol",
-}
-for _country, _cities in _COUNTRIES.items():
-    for _c in _cities.split():
-        _CITIES[_c.replace("_", " ").lower()] = _country
-    _CITIES[_country.lower()] = _country
-for _alias, _country in {"the netherlands": "Netherlands", "the united kingdom": "United Kingdom", "uk": "United Kingdom",
-                         "russian federation": "Russia", "the russian federation": "Russia", "türkiye": "Turkey",
-                         "republic of turkey": "Turkey", "the republic of turkey": "Turkey",
-                         "republic of poland": "Poland", "the czech republic": "Czech Republic"}.items():
-    _CITIES[_alias] = _country
+})
+_ALIASES: Mapping[str, str] = MappingProxyType({
+    "the netherlands": "Netherlands", "the united kingdom": "United Kingdom", "uk": "United Kingdom",
+    "russian federation": "Russia", "the russian federation": "Russia", "türkiye": "Turkey",
+    "republic of turkey": "Turkey", "the republic of turkey": "Turkey", "republic of poland": "Poland",
+    "the czech republic": "Czech Republic"})
+
+
+def _places() -> Mapping[str, str]:
+    """Lower-case place (city, country, alias) -> country, read-only."""
+    out: Dict[str, str] = {}
+    for country, cities in _COUNTRIES.items():
+        for city in cities.split():
+            out[city.replace("_", " ").lower()] = country
+        out[country.lower()] = country
+    out.update(_ALIASES)
+    return MappingProxyType(out)
+
+
+_CITIES = _places()
 
 
 def country_of(place: str) -> Optional[str]:
