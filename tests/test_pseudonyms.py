@@ -159,6 +159,22 @@ def test_a_multiword_candidate_carrying_a_name_of_the_document_is_refused():
     assert not vault.acceptable("Hansen & Sons", multiword_ok=True, exact=False)   # a person surrogate inside
 
 
+def test_a_surrogate_never_holds_a_name_of_the_document_nor_sits_inside_one():
+    from cloud_edge_privacy.desensitization.pseudonyms import PseudonymVault, _Document
+    text = "Dear Chris, Annabel will call Al."
+    vault = PseudonymVault(_Document.of(text, spans_for(text, [("Chris", "PERSON"), ("Annabel", "PERSON"),
+                                                                ("Al", "PERSON")])))
+    assert not vault.acceptable("Christopher", multiword_ok=False, exact=False)   # shows "Chris"
+    assert not vault.acceptable("Kimberly Christopher", multiword_ok=True, exact=False)
+    assert not vault.acceptable("Ann", multiword_ok=False, exact=False)           # inside "Annabel"
+    assert vault.acceptable("Alice", multiword_ok=False, exact=False)             # "Al": two letters say nothing
+    assert vault.acceptable("Michael", multiword_ok=False, exact=False)
+    # end to end: whatever the keyed draws are, the surrogate of "Chris" never shows it
+    for key in range(40):
+        r = op()("Dear Chris, thank you.", [Span(5, 10, "PERSON")], dep(bytes([key]) * 32), "d")
+        assert "chris" not in r.text.lower()
+
+
 def test_places_keep_their_shape():
     text = "He moved from Wesel, Germany to the Netherlands."
     r = op()(text, spans_for(text, [("Wesel, Germany", "LOC"), ("the Netherlands", "LOC")]), dep(), "d")

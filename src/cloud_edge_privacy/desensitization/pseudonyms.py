@@ -171,6 +171,9 @@ class PseudonymVault:
             tokens = {t.lower() for t in _WORD.findall(candidate)}
             if tokens & self.doc.identifying or (multiword_ok and tokens & self.person_tokens):
                 return False
+            # nor one inside the other: "Christopher" for "Chris" (or "Ann" for "Annabel") shows the original
+            if any(_inside_word(t, w) for t in tokens for w in self.doc.identifying):
+                return False
         return True
 
     def assign(self, kind: str, norm: str, make: Callable[[int], Optional[str]], multiword_ok: bool = True,
@@ -524,6 +527,11 @@ def _households(people: Dict[Span, List[List[_PersonToken]]]) -> Dict[str, List[
             if t.kind == "family":
                 out.setdefault(t.core.lower(), set()).update(givens)
     return {k: sorted(v) for k, v in out.items()}
+
+
+def _inside_word(a: str, b: str) -> bool:
+    """Whether one of two different words of at least 3 letters holds the other ("christopher", "chris")."""
+    return a != b and ((len(b) >= 3 and b in a) or (len(a) >= 3 and a in b))
 
 
 def _changed(candidate: str, original: str) -> Optional[str]:
