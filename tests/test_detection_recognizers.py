@@ -32,6 +32,8 @@ def _found(recognizer, text):
     ("write to jane.doe@example.org today", "jane.doe@example.org", "structured:email"),
     ("login ok ip=8.147.61.227 at", "8.147.61.227", "structured:ip"),
     ("ping @jsmith_dev about it", "@jsmith_dev", "structured:handle"),
+    ("LinkedIn: /lumentechnologies, Instagram: @lumentech", "lumentechnologies", "structured:handle"),
+    ("find us on YouTube : /acme-kitchens.", "acme-kitchens", "structured:handle"),
     ("Username mjacquet, account", "mjacquet", "structured:username"),
     ("open C:\\Users\\lena.vogt\\Desktop\\a.xlsx", "lena.vogt", "structured:path_user"),
     ("GET /api/v1/users/mkowalski88/invoices", "mkowalski88", "structured:path_user"),
@@ -66,7 +68,8 @@ def test_secrets_are_found_and_marked_secret(text, surface):
 
 def test_structured_leaves_plain_text_dates_and_case_numbers_alone():
     text = ("The applicant, born in 1950, lodged application no. 36110/97 on 12 March 2004 at 10:14:07; "
-            "the pinned dependencies and the password reset page are fine; see main.py and github.com.")
+            "the pinned dependencies and the password reset page are fine; see main.py and github.com; "
+            "sizes medium/large; the threads: /usr is a path.")
     assert StructuredRecognizer().analyze(text) == []
     assert not looks_random("ThisIsAVeryLongCamelCaseIdentifierName") and looks_random("9f8e7d6c5b4a39281706f5e4d3c2b1a0")
 

@@ -42,6 +42,8 @@ PUBLIC_HOSTS = frozenset((
 # URL path segments after which the next segment names a person or account.
 _PERSONAL_PATH = frozenset(("u", "user", "users", "in", "profile", "profiles", "people", "repos", "~", "home", "member",
                             "members", "author", "authors", "@"))
+_PLATFORMS = ("linkedin|facebook|youtube|instagram|twitter|tiktok|github|gitlab|reddit|medium|pinterest|twitch|"
+              "mastodon|telegram|snapchat|vimeo|behance|dribbble|soundcloud|spotify")
 _PROFILE_HOSTS = frozenset(("github.com", "gitlab.com", "twitter.com", "x.com", "facebook.com", "instagram.com",
                             "medium.com", "reddit.com", "bitbucket.org", "t.me", "tiktok.com"))
 
@@ -62,6 +64,8 @@ _PATTERN = re.compile("|".join([
     r"(?P<bearer>(?i:\b(?:bearer|basic|token)\s+)(?P<bearer_value>[A-Za-z0-9_\-.=+/]{16,}))",
     r"(?P<path>(?:\b[A-Za-z]:\\\\?(?:Users|Documents and Settings)\\\\?|(?<![\w.])/(?:home|Users)/|/(?:users?|u|profiles?|people|"
     r"members?|accounts?)/)(?P<path_user>[^\\/\s:*?\"<>|\[\]{}]+))",
+    # an account written as a path after its platform's name ("LinkedIn: /lumentechnologies")
+    rf"(?P<social>(?i:\b(?:{_PLATFORMS})\b)\s*:\s*/(?P<social_value>[A-Za-z0-9_][A-Za-z0-9_.-]{{0,60}}[A-Za-z0-9_]))",
     r"(?P<handle>(?<![\w@.])@[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,38}[A-Za-z0-9_])?)",
     r"(?P<user>(?i:\b(?:user(?:[ _-]?name)?|login|uid|handle|benutzer(?:name)?|utilisateur|usuario|пользователь)\b)"
     r"(?:\s*[:=]\s*|\s+)(?P<user_value>[A-Za-z0-9_][A-Za-z0-9_.-]{2,31}))",
@@ -190,7 +194,8 @@ class StructuredRecognizer:
     (``python-stdnum``); US SSN; UK NINO; passports, IDs and other letter-digit codes; long or grouped
     numbers next to an ID cue; secrets (PEM keys, JWTs, provider-prefixed keys such as ``sk-``/``ghp_``/
     ``AKIA``/``xoxb-``, values after password/token/secret/PIN keywords, bearer tokens, high-entropy tokens);
-    user segments of file paths; @handles and values after ``user=``/``username``.  Category CODE throughout.
+    user segments of file paths; @handles, accounts written as a path after a platform's name ("LinkedIn:
+    /acme") and values after ``user=``/``username``.  Category CODE throughout.
     """
 
     def analyze(self, text: str) -> List[Span]:
@@ -346,6 +351,7 @@ _HANDLERS: Dict[str, Callable[[str, "re.Match[str]"], Iterator[Span]]] = {
     "bearer": lambda t, m: _span(m, "bearer_value", SECRET_PREFIX + "bearer", 0.9),
     "path": lambda t, m: _span(m, "path_user", "structured:path_user", 0.85),
     "handle": lambda t, m: _span(m, "handle", "structured:handle", 0.8),
+    "social": lambda t, m: _span(m, "social_value", "structured:handle", 0.8),
     "plate": lambda t, m: _span(m, "plate", "structured:plate", 0.8),
     "user": _username,
     "iban": lambda t, m: _span(m, "iban", "structured:iban", 0.95) if _valid_iban(m.group()) else iter(()),
