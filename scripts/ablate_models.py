@@ -52,7 +52,7 @@ def words_kept(doc: Dict[str, Any], spans: Sequence[Span]) -> Tuple[int, int]:
 
 
 def _decide(det: Any, norm: Any, found: Sequence[Span]) -> List[Span]:
-    spans = det._finish(norm.text, list(found))  # the decision, merge and propagation of Detector.analyze_many
+    spans = det.decide(norm.text, list(found))
     return merge_spans(norm.spans_to_original(spans), det.priority, norm.original) if norm.changed else spans
 
 

@@ -271,7 +271,7 @@ class Detector:
         texts = [n.text for n in norms]
         found = self.candidates_many(texts, timings)
         t0 = time.perf_counter()
-        out = [self._finish(text, spans) for text, spans in zip(texts, found)]
+        out = [self.decide(text, spans) for text, spans in zip(texts, found)]
         out = [merge_spans(n.spans_to_original(s), self.priority, n.original) if n.changed else s
                for n, s in zip(norms, out)]
         if timings is not None:
@@ -290,7 +290,9 @@ class Detector:
                 timings[key] = timings.get(key, 0.0) + time.perf_counter() - t0
         return found
 
-    def _finish(self, text: str, spans: List[Span]) -> List[Span]:
+    def decide(self, text: str, spans: List[Span]) -> List[Span]:
+        """The spans of one (normalized) text from its candidates (:meth:`candidates_many`): the decision, tidying,
+        merge, propagation and public-party filter that :meth:`analyze_many` applies after the recognizers."""
         # Propagation reads the recognizers' own spans, not only their merged union: when "Gitte and Sarina"
         # is one span, "Gitte" alone elsewhere is still a mention.  It merges what it returns.
         spans = [t for t in (tidy_span(text, s) for s in spans) if t is not None]
