@@ -175,6 +175,15 @@ def test_a_surrogate_never_holds_a_name_of_the_document_nor_sits_inside_one():
         assert "chris" not in r.text.lower()
 
 
+def test_a_kind_word_a_surrogate_keeps_is_no_name_of_the_document():
+    # "Court" sits inside the document's "courts", but it is the kind of organisation, kept on purpose
+    text = "The Diyarbakir Military Courts referred it to the Istanbul Assize Court."
+    r = op()(text, spans_for(text, [("Diyarbakir Military Courts", "ORG"), ("Istanbul Assize Court", "ORG")]),
+             dep(), "d")
+    court = sur_of(r, "Istanbul Assize Court")
+    assert court.endswith("Court") and not court.startswith("[ORG"), court
+
+
 def test_places_keep_their_shape():
     text = "He moved from Wesel, Germany to the Netherlands."
     r = op()(text, spans_for(text, [("Wesel, Germany", "LOC"), ("the Netherlands", "LOC")]), dep(), "d")

@@ -124,6 +124,17 @@ class _Document:
 
     text_lower: str
     identifying: Set[str]  # name-like tokens of the originals (lower case)
+    joined: str = ""  # the identifying tokens, one per line (one substring search for all of them)
+
+    def __post_init__(self) -> None:
+        self.joined = "\n".join(sorted(self.identifying))
+
+    def holds_or_inside(self, token: str) -> bool:
+        """Whether ``token`` (lower case, none of the identifying tokens itself) holds one of them or sits inside
+        one, counting only words of 3 letters or more: "christopher" and "chris", "ann" and "annabel"."""
+        if len(token) >= 3 and token in self.joined:
+            return True
+        return any(token[i:j] in self.identifying for i in range(len(token) - 2) for j in range(i + 3, len(token) + 1))
 
     @classmethod
     def of(cls, text: str, spans: Sequence[Span]) -> "_Document":
@@ -172,7 +183,9 @@ class PseudonymVault:
             if tokens & self.doc.identifying or (multiword_ok and tokens & self.person_tokens):
                 return False
             # nor one inside the other: "Christopher" for "Chris" (or "Ann" for "Annabel") shows the original
-            if any(_inside_word(t, w) for t in tokens for w in self.doc.identifying):
+            # (the kind words a surrogate keeps on purpose, "Court" beside a document's "courts", do not count)
+            if any(self.doc.holds_or_inside(t) for t in tokens
+                   if t not in _GENERIC and t not in _TITLES and t not in _PARTICLES):
                 return False
         return True
 
@@ -527,11 +540,6 @@ def _households(people: Dict[Span, List[List[_PersonToken]]]) -> Dict[str, List[
             if t.kind == "family":
                 out.setdefault(t.core.lower(), set()).update(givens)
     return {k: sorted(v) for k, v in out.items()}
-
-
-def _inside_word(a: str, b: str) -> bool:
-    """Whether one of two different words of at least 3 letters holds the other ("christopher", "chris")."""
-    return a != b and ((len(b) >= 3 and b in a) or (len(a) >= 3 and a in b))
 
 
 def _changed(candidate: str, original: str) -> Optional[str]:
