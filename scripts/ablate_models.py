@@ -22,7 +22,6 @@ sys.path.insert(0, str(REPO / "scripts"))
 from cloud_edge_privacy.detection import build_detector  # noqa: E402
 from cloud_edge_privacy.detection.learned import N_FOLDS, fold_of  # noqa: E402
 from cloud_edge_privacy.detection.normalize import normalize  # noqa: E402
-from cloud_edge_privacy.detection.pipeline import merge_spans  # noqa: E402
 from cloud_edge_privacy.spans import Span  # noqa: E402
 
 MODEL_FAMILIES = ("encoder", "spacy", "tab_ner", "learned")  # source prefixes; recognizer names differ for one
@@ -49,11 +48,6 @@ def words_kept(doc: Dict[str, Any], spans: Sequence[Span]) -> Tuple[int, int]:
     words = [w for w in _WORDS.finditer(text) if not any(pii[w.start():w.end()])]
     left = {w.group().lower() for w in words if not masked[w.start()]}
     return sum(1 for w in words if w.group().lower() in left), len(words)
-
-
-def _decide(det: Any, norm: Any, found: Sequence[Span]) -> List[Span]:
-    spans = det.decide(norm.text, list(found))
-    return merge_spans(norm.spans_to_original(spans), det.priority, norm.original) if norm.changed else spans
 
 
 def _candidates(det: Any, texts: Sequence[str], timings: Dict[str, float] | None = None) -> Tuple[list, list]:
@@ -98,10 +92,10 @@ def main() -> None:
     print("| variant | prompts, 5-fold: fully masked units | non-PII words kept | TAB dev: ER_qi | token precision |")
     print("|---|---|---|---|---|")
     for name, fams in variants:
-        spans = [_decide(d, n, without(f, fams)) for d, n, f in (cands[i] for i in range(len(prompts)))]
+        spans = [d.decide(n, without(f, fams)) for d, n, f in (cands[i] for i in range(len(prompts)))]
         kept = [words_kept(doc, s) for doc, s in zip(prompts, spans)]
         res = E.score(prompts, spans)
-        tab_res = E.score(tab, [_decide(det, n, without(f, fams)) for n, f in zip(tab_norms, tab_found)])
+        tab_res = E.score(tab, [det.decide(n, without(f, fams)) for n, f in zip(tab_norms, tab_found)])
         print(f"| {name} | {res['fully_masked']:.3f} | {sum(a for a, _ in kept) / sum(b for _, b in kept):.3f} "
               f"| {tab_res['ER_qi']:.3f} | {tab_res['token_precision']:.3f} |", flush=True)
 

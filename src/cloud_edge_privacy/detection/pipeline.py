@@ -11,7 +11,7 @@ from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence,
 
 from ..spans import Span, surface_pattern
 from ..vocabulary import MONTH_ABBREVIATIONS, MONTHS, TITLES, WEEKDAYS
-from .normalize import normalize
+from .normalize import Normalized, normalize
 from .public_parties import drop_public_parties, is_public_institution
 from .recognizer import identifying, priorities, run_recognizer, spec_of
 from .structured import SECRET_PREFIX
@@ -271,9 +271,7 @@ class Detector:
         texts = [n.text for n in norms]
         found = self.candidates_many(texts, timings)
         t0 = time.perf_counter()
-        out = [self.decide(text, spans) for text, spans in zip(texts, found)]
-        out = [merge_spans(n.spans_to_original(s), self.priority, n.original) if n.changed else s
-               for n, s in zip(norms, out)]
+        out = [self.decide(n, spans) for n, spans in zip(norms, found)]
         if timings is not None:
             timings["merge+coref"] = timings.get("merge+coref", 0.0) + time.perf_counter() - t0
         return out
@@ -290,9 +288,14 @@ class Detector:
                 timings[key] = timings.get(key, 0.0) + time.perf_counter() - t0
         return found
 
-    def decide(self, text: str, spans: List[Span]) -> List[Span]:
-        """The spans of one (normalized) text from its candidates (:meth:`candidates_many`): the decision, tidying,
-        merge, propagation and public-party filter that :meth:`analyze_many` applies after the recognizers."""
+    def decide(self, norm: Normalized, spans: List[Span]) -> List[Span]:
+        """The spans of one text, in its original offsets, from the candidates of its normalized form
+        (:meth:`candidates_many`): what :meth:`analyze_many` does after the recognizers."""
+        out = self._decide(norm.text, spans)
+        return merge_spans(norm.spans_to_original(out), self.priority, norm.original) if norm.changed else out
+
+    def _decide(self, text: str, spans: List[Span]) -> List[Span]:
+        """The decision, tidying, merge, propagation and public-party filter, on the normalized text."""
         # Propagation reads the recognizers' own spans, not only their merged union: when "Gitte and Sarina"
         # is one span, "Gitte" alone elsewhere is still a mention.  It merges what it returns.
         spans = [t for t in (tidy_span(text, s) for s in spans) if t is not None]
