@@ -518,3 +518,27 @@ def test_given_names_keep_their_gender_when_the_name_lists_agree():
                       dep(bytes([k]) * 32), "d")
         anna, john = sur_of(r, "Ms Anna Berg").split()[1], sur_of(r, "Mr John Smith").split()[1]
         assert pseudonym.names.gender_of(anna) in ("female", None) and pseudonym.names.gender_of(john) in ("male", None)
+
+
+def test_surrogates_do_not_depend_on_the_process_hash_seed():
+    # Faker's it_IT city list is built from a set; drawn as it comes, a place got another surrogate in each process
+    import os
+    import subprocess
+
+    code = ("from cloud_edge_privacy.desensitization import get_operator\n"
+            "from cloud_edge_privacy.randomness import Randomness\n"
+            "from cloud_edge_privacy.spans import Span\n"
+            "places = ['Oslo', 'Bergen', 'Lyon', 'Turin', 'Graz', 'Porto', 'Gdansk', 'Ghent']\n"
+            "text = ', '.join(places)\n"
+            "spans, i = [], 0\n"
+            "for p in places:\n"
+            "    spans.append(Span(i, i + len(p), 'LOC')); i += len(p) + 2\n"
+            "op = get_operator('pseudonym', locales=['it_IT'])\n"
+            "print(op(text, spans, Randomness.deployment(key=bytes(range(32))), 'd').text)\n")
+    outs = set()
+    for seed in ("1", "2", "3"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        outs.add(proc.stdout.strip())
+    assert len(outs) == 1, outs

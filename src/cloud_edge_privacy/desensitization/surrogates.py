@@ -166,7 +166,13 @@ class NameSource:
     def _faker(self, locale: str) -> Any:
         if locale not in self._fakers:
             from faker import Faker
-            self._fakers[locale] = Faker(locale)
+            fake = Faker(locale)
+            for provider in fake.providers:
+                # it_IT builds its city list from a set, so its order (and every draw from it) followed the
+                # process's string hash seed: a value got another surrogate in another process under one key
+                if isinstance(getattr(provider, "cities", None), list):
+                    provider.cities = sorted(provider.cities)
+            self._fakers[locale] = fake
         return self._fakers[locale]
 
     def draw(self, kind: str, seed: int, attempt: int) -> Optional[str]:
