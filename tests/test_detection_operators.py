@@ -249,3 +249,57 @@ def test_secrets_are_suppressed_by_every_method(method):
     if method != "uniform_ldp":  # that one rewrites every word of the text, secrets included
         assert out.text.count(SECRET_TOKEN) == 2, out.text
     assert "4471" not in out.restore("code [SECRET]") and all("4471" not in v for v in out.vault.values())
+
+
+def test_a_same_words_reading_does_not_rename_a_rule_span():
+    """"French" (the demonym list, a model's PERSON) went out as a person's surrogate ("Translate to Bakker"); a
+    model's CODE over a date the date pattern read ("12.03.1961") was rewritten digit by digit into "15.83.1453";
+    "Monday", which the TAB NER called a place, went out as a town."""
+    text = "Translate to French on Monday, born 12.03.1961"
+    french = (text.index("French"), text.index("French") + 6)
+    assert merge_spans([Span(*french, "DEM", 0.8, "org:demonym"), Span(*french, "PERSON", 0.6, "encoder:PERSON")],
+                       text=text)[0].category == "DEM"
+    date = (text.index("12."), len(text))
+    assert merge_spans([Span(*date, "DATETIME", 0.9, "regex:date_numeric"), Span(*date, "CODE", 0.7, "tab_ner:CODE")],
+                       text=text)[0].category == "DATETIME"
+    monday = (text.index("Monday"), text.index("Monday") + 6)
+    assert merge_spans([Span(*monday, "LOC", 0.7, "tab_ner:LOC"), Span(*monday, "DATETIME", 0.6, "spacy:DATE")],
+                       text=text)[0].category == "DATETIME"
+    # a name reaching beyond the rule span still names the union
+    wider = [Span(0, 4, "DATETIME", 0.9, "regex:year"), Span(0, 15, "PERSON", 0.8, "encoder:PERSON")]
+    assert merge_spans(wider, text="2002 Paul Giles")[0].category == "PERSON"
+
+
+def test_model_spans_are_cut_around_validated_identifiers():
+    """Seen as a user: "Email john.smith@acme.com or call 555-123-4567" was one code, sent as
+    "lxzn.efgmd@igls.gej ba yoeq 054-614-6590"; "phone +47 912 34 567" took "phone" with it."""
+    from cloud_edge_privacy.detection.pipeline import clip_at_identifiers, trim_kept
+
+    text = "Email john.smith@acme.com or call 555-123-4567, John Smith <js@x.org>"
+    at = lambda s: (text.index(s), text.index(s) + len(s))  # noqa: E731
+    spans = [Span(*at("john.smith@acme.com"), "CODE", 0.95, "structured:email"),
+             Span(*at("555-123-4567"), "CODE", 0.9, "structured:phone"),
+             Span(*at("js@x.org"), "CODE", 0.95, "structured:email"),
+             Span(at("Email")[0], at("4567")[1], "CODE", 0.6, "encoder:CODE"),
+             Span(at("John")[0], len(text), "PERSON", 0.6, "encoder:PERSON")]
+    out = sorted((text[s.start:s.end], s.source) for s in trim_kept(text, clip_at_identifiers(text, spans)))
+    assert out == sorted([("john.smith@acme.com", "structured:email"), ("555-123-4567", "structured:phone"),
+                          ("js@x.org", "structured:email"), ("John Smith", "encoder:PERSON")])
+    # "or call" is glue, "Email" one everyday word (no code), and the name stays a name
+    assert clip_at_identifiers(text, spans[3:]) == spans[3:]  # nothing validated: nothing to cut at
+
+
+def test_kept_spans_lose_edge_punctuation_glue_segments_and_word_codes():
+    from cloud_edge_privacy.detection.pipeline import trim_kept
+
+    text = "patient Ola Nordmann (born 12.03.1961) in Trondheim, phone"
+    at = lambda s: (text.index(s), text.index(s) + len(s))  # noqa: E731
+    spans = [Span(at("Ola")[0], at("(")[1], "ORG", 0.6, "tab_ner:ORG"),
+             Span(*at("born"), "CODE", 0.4, "encoder:CODE"),
+             Span(at("Trondheim")[0], len(text), "LOC", 0.6, "encoder:LOC"),
+             Span(*at("Nordmann"), "CODE", 0.9, "structured:username")]
+    out = [(text[s.start:s.end], s.source) for s in trim_kept(text, spans)]
+    assert out == [("Ola Nordmann", "tab_ner:ORG"), ("Trondheim", "encoder:LOC"),
+                   ("Nordmann", "structured:username")]  # validated spans as found
+    rare = "code Zorblax"
+    assert trim_kept(rare, [Span(5, 12, "CODE", 0.4, "encoder:CODE")])  # a rare word can be a code

@@ -33,9 +33,11 @@ def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] =
     When the union holds an identifying span (PERSON, CODE, ORG, LOC) and the best span is not one, the best
     identifying span names the category: "2002 Paul Giles & The Vintage Team" is a person, not a date, and
     "2 Sanderson Farms' EPS" an organisation, not an amount (a date or amount operator rewrites the number and
-    sends the words as they are).  Inside the best span, a month or weekday ("May" in "5 May 2001") does not
-    count.  ``text``: the text the spans are of; without it, only an identifying span reaching beyond the best
-    one counts."""
+    sends the words as they are).  Inside the best span, none of these counts: a span of the same words (the
+    demonym list's "French" that a model called a person), a month or weekday ("May" in "5 May 2001"), a span
+    without letters (a model's "code" over the date "12.03.1961").  A union of month and weekday names only is a
+    date when a recognizer says so ("Monday", which a model called a place).  ``text``: the text the spans are
+    of; without it, only an identifying span reaching beyond the best one counts."""
     from .catalog import all_identifying, all_priorities
 
     table = all_priorities() if priority is None else priority
@@ -55,10 +57,14 @@ def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] =
             continue
         if group:
             best = max(group, key=rank)
-            if best.category not in ident:
+            dates = [s for s in group if s.category == "DATETIME"]
+            if dates and text is not None and _date_words_only(text[group[0].start:end]):
+                best = max(dates, key=rank)  # "Monday", whatever else a model called it
+            elif best.category not in ident:
                 named = [s for s in group if s.category in ident and not (
                     best.start <= s.start and s.end <= best.end
-                    and (text is None or _date_words_only(text[s.start:s.end])))]
+                    and (text is None or (s.start, s.end) == (best.start, best.end)
+                         or _date_words_only(text[s.start:s.end]) or not any(c.isalpha() for c in text[s.start:s.end])))]
                 if named:
                     best = max(named, key=rank)
             merged.append(Span(group[0].start, end, best.category, max(s.score for s in group), best.source))
@@ -187,6 +193,95 @@ def tidy_span(text: str, span: Span) -> Optional[Span]:
     return span if (s, e) == (span.start, span.end) else Span(s, e, span.category, span.score, span.source)
 
 
+# validated identifiers whose extent is exact: a model's span reaching over one is cut around it
+_ATOMIC_IDENTIFIERS = tuple(f"structured:{k}" for k in ("email", "phone", "iban", "card", "ssn", "nino", "ip", "handle"))
+
+
+_OPEN, _CLOSE = "([{<", ")]}>"
+
+
+def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
+    """Kept model spans without a comma, colon or unmatched bracket at their edges ("Ola Nordmann (" -> the
+    name), and without a code that is one everyday word ("born"): an operator would rewrite them with the
+    value, and none of them identifies anyone."""
+    from ..lexicon import english_zipf
+
+    out: List[Span] = []
+    for span in spans:
+        if span.source.startswith(("structured", SECRET_PREFIX)):
+            out.append(span)
+            continue
+        s, e = span.start, span.end
+        while s < e and (text[s] in ",;:" + _CLOSE or text[s].isspace()):
+            s += 1
+        while e > s and (text[e - 1] in ",;:" + _OPEN or text[e - 1].isspace()):
+            e -= 1
+        if span.category in _WORDLIKE:
+            s, e = _without_glue_segments(text, s, e)
+        surface = text[s:e]
+        if not any(c.isalnum() for c in surface):
+            continue
+        if span.category == "CODE" and surface.isalpha() and english_zipf(surface.lower()) >= 3.5:
+            continue
+        out.append(span if (s, e) == (span.start, span.end) else Span(s, e, span.category, span.score, span.source))
+    return out
+
+
+def _without_glue_segments(text: str, s: int, e: int) -> Tuple[int, int]:
+    """A name-like span without its comma-separated first or last segments of glue ("Trondheim, phone")."""
+    cuts = [m.start() for m in re.finditer(r"[,;]", text[s:e])]
+    if not cuts:
+        return s, e
+    bounds = [s] + [s + c for c in cuts] + [e]
+    segments = [(a if i == 0 else a + 1, b) for i, (a, b) in enumerate(zip(bounds, bounds[1:]))]
+    while len(segments) > 1 and _glue(text[segments[-1][0]:segments[-1][1]]):
+        segments.pop()
+    while len(segments) > 1 and _glue(text[segments[0][0]:segments[0][1]]):
+        segments.pop(0)
+    a, b = segments[0][0], segments[-1][1]
+    while a < b and text[a].isspace():
+        a += 1
+    while b > a and (text[b - 1].isspace() or text[b - 1] in ",;"):
+        b -= 1
+    return a, b
+
+
+def clip_at_identifiers(text: str, spans: Sequence[Span]) -> List[Span]:
+    """Model spans cut around the validated identifiers they overlap: "john@x.org or call 555-0100" is two
+    identifiers, not one code, and "phone +47 912 34 567" is a number.  Each piece outside keeps the model's
+    category unless it is only glue: punctuation and everyday lower-case words ("or call"), which the union
+    would otherwise rewrite letter by letter."""
+    atoms = sorted((s.start, s.end) for s in spans if s.source.startswith(_ATOMIC_IDENTIFIERS))
+    if not atoms:
+        return list(spans)
+    out: List[Span] = []
+    for span in spans:
+        inside = [(a, b) for a, b in atoms if a < span.end and span.start < b]
+        if not inside or span.source.startswith(("structured", SECRET_PREFIX)):
+            out.append(span)
+            continue
+        pos, pieces = span.start, []
+        for a, b in inside:
+            if a > pos:
+                pieces.append((pos, a))
+            pos = max(pos, b)
+        if pos < span.end:
+            pieces.append((pos, span.end))
+        for a, b in pieces:
+            piece = tidy_span(text, Span(a, b, span.category, span.score, span.source))
+            if piece is not None and not _glue(text[piece.start:piece.end]):
+                out.append(piece)
+    return out
+
+
+def _glue(surface: str) -> bool:
+    from ..lexicon import english_stop_words, english_zipf
+
+    words = _LETTERS.findall(surface)
+    return not any(c.isdigit() for c in surface) and all(
+        w.islower() and (w in english_stop_words() or english_zipf(w) >= 3.5) for w in words)
+
+
 def _code_core(text: str, s: int, e: int) -> Tuple[int, int]:
     """A model's code span without the everyday words at its edges ("phone +44 20 7946 0958" -> the number: the
     cue word is no part of it, and a code operator would rewrite it letter by letter)."""
@@ -301,6 +396,7 @@ class Detector:
         spans = [t for t in (tidy_span(text, s) for s in spans) if t is not None]
         if self.decider is not None:
             spans = self.decider.keep(text, spans)  # type: ignore[attr-defined]
+        spans = trim_kept(text, clip_at_identifiers(text, spans))
         spans = propagate_mentions(text, spans, propagated=self.propagated, priority=self.priority,
                                    ordinary_zipf=self.ordinary_zipf) \
             if self.propagate else merge_spans(spans, self.priority, text)
