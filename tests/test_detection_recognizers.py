@@ -383,3 +383,15 @@ def test_models_of_the_default_preset_leave_public_institutions_out(make):
     assert "Ankara Administrative Court" not in kept and {"Mr Ali Yilmaz", "3 May 1999"} <= kept
     uses = [u for u in PRESETS["default"].recognizers if u.recognizer == make]
     assert uses and all(u.params.get("drop_public_institutions") for u in uses)
+
+
+def test_an_identifier_cue_is_a_whole_word():
+    """"accounting for 38.18% of national emissions" read "account" as a cue and sent the share as an ID number,
+    rewritten with the words after it; "card" in "cardiology" likewise."""
+    rec = StructuredRecognizer()
+    for text in ("accounting for 38.18% of national emissions", "cardiology ward 4471", "compass 7731 bearing"):
+        assert not [s for s in rec.analyze(text) if s.source == "structured:id_number"], text
+    for text, value in (("account no. 55120", "55120"), ("Patient 88213", "88213"), ("# 4471", "4471"),
+                        ("passport: 8841 2201", "8841 2201")):
+        found = [text[s.start:s.end] for s in rec.analyze(text) if s.source == "structured:id_number"]
+        assert found == [value], (text, found)

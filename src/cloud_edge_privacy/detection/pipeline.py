@@ -194,7 +194,8 @@ def tidy_span(text: str, span: Span) -> Optional[Span]:
 
 
 # validated identifiers whose extent is exact: a model's span reaching over one is cut around it
-_ATOMIC_IDENTIFIERS = tuple(f"structured:{k}" for k in ("email", "phone", "iban", "card", "ssn", "nino", "ip", "handle"))
+_ATOMIC_IDENTIFIERS = tuple(f"structured:{k}" for k in (
+    "email", "phone", "iban", "card", "ssn", "nino", "ip", "handle", "number", "id_number", "plate"))
 
 
 _OPEN, _CLOSE = "([{<", ")]}>"
