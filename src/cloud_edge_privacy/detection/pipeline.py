@@ -157,10 +157,13 @@ _LETTERS = re.compile(r"[^\W\d_]+")
 
 def _ordinary_words(form: str, zipf: float) -> bool:
     """Every word of a (lower-case) form, besides titles and stop words, in no name list and at least ``zipf``
-    common in English (wordfreq's Zipf scale)."""
+    common in English (wordfreq's Zipf scale); or a form of stop words only."""
     from ..lexicon import english_stop_words, english_zipf, known_names
 
-    words = [w for w in _LETTERS.findall(form) if w not in _TITLES and w not in english_stop_words()]
+    letters = [w for w in _LETTERS.findall(form) if w not in _TITLES]
+    words = [w for w in letters if w not in english_stop_words()]
+    if letters and not words:  # "All", "Will": only stop words, as the egress guard's rule 1 reads them
+        return True
     return bool(words) and all(w not in known_names() and english_zipf(w) >= zipf for w in words)
 
 
