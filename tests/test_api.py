@@ -65,6 +65,20 @@ def test_per_type_policy_and_restore(key):
         Gateway("pseudonym", detector="structured").protect("x jane.roe@example.org").text
 
 
+def test_default_detector_keeps_two_identifiers_apart_so_each_restores(key):
+    """Seen as a user: the encoder read "Email john.smith@acme.com or call 555-123-4567" as one code, so one
+    surrogate stood for both identifiers and "or call" ("... yw fzne 670-285-8294"), and an answer quoting the
+    e-mail's surrogate could not be restored."""
+    from cloud_edge_privacy import Gateway
+
+    p = Gateway("pseudonym").protect("Email john.smith@acme.com or call 555-123-4567 to reach Jane.")
+    assert " or call " in p.text
+    by_type = {r.entity.type: r.replacement for r in p.replacements}
+    assert "@" in by_type["EMAIL"] and " " not in by_type["EMAIL"]
+    assert p.restore(f"I will write to {by_type['EMAIL']}.") == "I will write to john.smith@acme.com."
+    assert p.restore(f"Call {by_type['PHONE']}.") == "Call 555-123-4567."
+
+
 def test_keep_leaves_a_type_alone_and_the_guard_still_checks(key):
     from cloud_edge_privacy import Gateway
     from cloud_edge_privacy.errors import PrivacyGatewayError
