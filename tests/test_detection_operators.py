@@ -287,6 +287,10 @@ def test_model_spans_are_cut_around_validated_identifiers():
                           ("js@x.org", "structured:email"), ("John Smith", "encoder:PERSON")])
     # "or call" is glue, "Email" one everyday word (no code), and the name stays a name
     assert clip_at_identifiers(text, spans[3:]) == spans[3:]  # nothing validated: nothing to cut at
+    lower = "write to mary jones mary.jones@example.org"
+    found = clip_at_identifiers(lower, [Span(9, len(lower), "PERSON", 0.6, "encoder:PERSON"),
+                                        Span(20, len(lower), "CODE", 0.95, "structured:email")])
+    assert [lower[s.start:s.end] for s in found] == ["mary jones", "mary.jones@example.org"]  # a name is no glue
 
 
 def test_kept_spans_lose_edge_punctuation_glue_segments_and_word_codes():

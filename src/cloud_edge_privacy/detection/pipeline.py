@@ -196,11 +196,6 @@ def tidy_span(text: str, span: Span) -> Optional[Span]:
     return span if (s, e) == (span.start, span.end) else Span(s, e, span.category, span.score, span.source)
 
 
-# validated identifiers whose extent is exact: a model's span reaching over one is cut around it
-_ATOMIC_IDENTIFIERS = tuple(f"structured:{k}" for k in (
-    "email", "phone", "iban", "card", "ssn", "nino", "ip", "handle", "number", "id_number", "plate"))
-
-
 _OPEN, _CLOSE = "([{<", ")]}>"
 
 
@@ -208,7 +203,7 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
     """Kept model spans without a comma, colon or unmatched bracket at their edges ("Ola Nordmann (" -> the
     name), and without a code that is one everyday word ("born"): an operator would rewrite them with the
     value, and none of them identifies anyone."""
-    from ..lexicon import english_zipf
+    from ..lexicon import english_zipf, known_names
 
     out: List[Span] = []
     for span in spans:
@@ -225,7 +220,8 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
         surface = text[s:e]
         if not any(c.isalnum() for c in surface):
             continue
-        if span.category == "CODE" and surface.isalpha() and english_zipf(surface.lower()) >= 3.5:
+        if span.category == "CODE" and surface.isalpha() and surface.lower() not in known_names() \
+                and english_zipf(surface.lower()) >= 3.5:
             continue
         out.append(span if (s, e) == (span.start, span.end) else Span(s, e, span.category, span.score, span.source))
     return out
@@ -248,6 +244,11 @@ def _without_glue_segments(text: str, s: int, e: int) -> Tuple[int, int]:
     while b > a and (text[b - 1].isspace() or text[b - 1] in ",;"):
         b -= 1
     return a, b
+
+
+# validated identifiers whose extent is exact: a model's span reaching over one is cut around it
+_ATOMIC_IDENTIFIERS = tuple(f"structured:{k}" for k in (
+    "email", "phone", "iban", "card", "ssn", "nino", "ip", "handle", "number", "id_number", "plate"))
 
 
 def clip_at_identifiers(text: str, spans: Sequence[Span]) -> List[Span]:
@@ -279,11 +280,14 @@ def clip_at_identifiers(text: str, spans: Sequence[Span]) -> List[Span]:
 
 
 def _glue(surface: str) -> bool:
-    from ..lexicon import english_stop_words, english_zipf
+    """Punctuation, stop words and everyday lower-case words in no name list ("or call"; not "mary jones",
+    which people type in lower case), without a digit."""
+    from ..lexicon import english_stop_words, english_zipf, known_names
 
     words = _LETTERS.findall(surface)
     return not any(c.isdigit() for c in surface) and all(
-        w.islower() and (w in english_stop_words() or english_zipf(w) >= 3.5) for w in words)
+        w.islower() and (w in english_stop_words() or (w not in known_names() and english_zipf(w) >= 3.5))
+        for w in words)
 
 
 def _code_core(text: str, s: int, e: int) -> Tuple[int, int]:
