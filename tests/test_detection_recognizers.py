@@ -180,6 +180,27 @@ def test_a_person_of_ordinary_words_is_not_copied_onto_its_lower_case_uses():
     assert "seller" in found_lower                                           # found in lower case: copied so
 
 
+def test_a_name_that_is_an_everyday_word_or_stop_word_is_copied_only_as_written():
+    """"Mark" (an everyday word that is also a name) and "All" were copied onto "mark the box" and "all", which
+    the egress guard's rule 1 never looks for (it reads such a name only as written); "Mark Twain" still is."""
+    text = "Mark wrote. Please mark the box; All said all. Mark Twain and mark twain."
+    spans = [Span(0, 4, "PERSON", 0.8, "encoder:PERSON"), Span(text.index("All"), text.index("All") + 3, "PERSON", 0.5,
+                                                                "spacy:PERSON"),
+             Span(text.index("Mark Twain"), text.index("Mark Twain") + 10, "PERSON", 0.9, "names:list")]
+    out = [(s.start, text[s.start:s.end]) for s in propagate_mentions(text, spans, ordinary_zipf=2.5)]
+    assert (text.index("mark the"), "mark") not in out and (text.index("all."), "all") not in out
+    assert (text.index("mark twain"), "mark twain") in out                  # a name beside it: any case
+    text = "Meet at Park today; park the car. Paris, then paris."
+    spans = [Span(8, 12, "LOC", 0.6, "tab_ner:LOC"), Span(text.index("Paris"), text.index("Paris") + 5, "LOC", 0.9,
+                                                          "spacy:GPE")]
+    out = [text[s.start:s.end] for s in propagate_mentions(text, spans, ordinary_zipf=2.5)]
+    assert "park" not in out and "paris" in out                            # one everyday word; a real place
+    from cloud_edge_privacy import Gateway
+
+    p = Gateway("pseudonym").protect("Mark wrote to me. Please mark the box and send it back.")
+    assert "mark the box" in p.text and not p.repairs                       # the guard agrees: nothing to repair
+
+
 def test_an_organisation_of_everyday_words_is_not_copied_onto_its_lower_case_uses():
     text = "A Cross-Border seller. Cross-Border again; cross-border trade. Hudlvex and hudlvex."
     spans = [Span(2, 14, "ORG", 0.8, "spacy:ORG"), Span(text.index("Hudlvex"), text.index("Hudlvex") + 7, "ORG", 0.8,

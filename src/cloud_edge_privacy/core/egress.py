@@ -24,7 +24,8 @@ A one-word "person" that is an ordinary English word and in no list of names ("s
 "var") is not a needle of rules 1 and 4: a recognizer that once called it a person was wrong, and masking it
 everywhere would only cost the answer.  A name that is also an everyday word ("Mark", "Will", "King"), and an
 organisation written only in everyday words ("User", "Cross-Border"), is a needle only where it is written
-as the detected span wrote it (capitalised or not): detection does not copy them onto their lower-case uses either.
+as the detected span wrote it (capitalised or not), and so is a one-word place of those words ("Park", "North"):
+detection does not copy them onto their lower-case uses either.
 """
 from __future__ import annotations
 
@@ -141,7 +142,7 @@ def _needles(prot: ProtectedFields, common: Set[str]) -> List[Tuple[str, str, "r
             # a common word that is also a name: only where it is written as in the span ("Mark", not "mark"); so is
             # an organisation of everyday words ("User", "Cross-Border"), as propagation copies it
             exact = value != value.lower() and (
-                (person and " " not in value and _common_name(value))
+                ((person or s.category == "LOC") and " " not in value and _common_name(value))
                 or (s.category == "ORG" and rule == "identifier" and everyday_words(value)))
             key = (rule, value if exact else value.lower())
             if key in seen:
