@@ -287,6 +287,14 @@ def test_model_spans_are_cut_around_validated_identifiers():
                           ("js@x.org", "structured:email"), ("John Smith", "encoder:PERSON")])
     # "or call" is glue, "Email" one everyday word (no code), and the name stays a name
     assert clip_at_identifiers(text, spans[3:]) == spans[3:]  # nothing validated: nothing to cut at
+    url = "Read it here: https://lnkd.in/ecsuPbeR today now. See x.org/Lecture 4.pdf"
+    host, path = url.index("lnkd.in"), url.index("x.org")
+    found = clip_at_identifiers(url, [Span(host, host + 7, "CODE", 0.8, "structured:url_host"),
+                                      Span(url.index("https"), url.index(" now"), "CODE", 0.6, "encoder:CODE"),
+                                      Span(path, path + 5, "CODE", 0.7, "structured:domain"),
+                                      Span(path, len(url), "CODE", 0.6, "encoder:CODE")])
+    assert sorted(url[s.start:s.end] for s in found if s.source == "encoder:CODE") == \
+        ["https://lnkd.in/ecsuPbeR", "x.org/Lecture 4.pdf"]  # the URL whole; "today" is glue; blanks rejoin
     lower = "write to mary jones mary.jones@example.org"
     found = clip_at_identifiers(lower, [Span(9, len(lower), "PERSON", 0.6, "encoder:PERSON"),
                                         Span(20, len(lower), "CODE", 0.95, "structured:email")])

@@ -264,30 +264,55 @@ _ATOMIC_IDENTIFIERS = tuple(f"structured:{k}" for k in (
 
 def clip_at_identifiers(text: str, spans: Sequence[Span]) -> List[Span]:
     """Model spans cut around the validated identifiers they overlap: "john@x.org or call 555-0100" is two
-    identifiers, not one code, and "phone +47 912 34 567" is a number.  Each piece outside keeps the model's
-    category unless it is only glue: punctuation and everyday lower-case words ("or call"), which the union
-    would otherwise rewrite letter by letter."""
-    atoms = sorted((s.start, s.end) for s in spans if s.source.startswith(_ATOMIC_IDENTIFIERS))
+    identifiers, not one code, and "phone +47 912 34 567" is a number.  A URL or domain is cut around as a whole
+    (its run of non-space characters: what the model read inside it stays, since a path can hold a name), so
+    "https://lnkd.in/x today" keeps "today".  Each piece outside keeps the model's category unless it is only
+    glue: punctuation and everyday lower-case words ("or call"), which the union would otherwise rewrite letter by
+    letter."""
+    atoms = [(s.start, s.end, False) for s in spans if s.source.startswith(_ATOMIC_IDENTIFIERS)]
+    atoms += [_non_space_run(text, s.start, s.end) + (True,) for s in spans if s.source.startswith(_URL_SOURCES)]
     if not atoms:
         return list(spans)
+    atoms.sort()
     out: List[Span] = []
     for span in spans:
-        inside = [(a, b) for a, b in atoms if a < span.end and span.start < b]
+        inside = [a for a in atoms if a[0] < span.end and span.start < a[1]]
         if not inside or span.source.startswith(("structured", SECRET_PREFIX)):
             out.append(span)
             continue
-        pos, pieces = span.start, []
-        for a, b in inside:
+        pos, pieces, kept = span.start, [], []
+        for a, b, keep in inside:
             if a > pos:
                 pieces.append((pos, a))
+            if keep and max(a, span.start) < min(b, span.end):
+                kept.append((max(a, span.start), min(b, span.end)))
             pos = max(pos, b)
         if pos < span.end:
             pieces.append((pos, span.end))
         for a, b in pieces:
             piece = tidy_span(text, Span(a, b, span.category, span.score, span.source))
             if piece is not None and not _glue(text[piece.start:piece.end]):
-                out.append(piece)
+                kept.append((piece.start, piece.end))
+        # parts only blank apart stay one span ("Lecture%204.pdf" is "Lecture 4.pdf" once normalized)
+        joined: List[List[int]] = []
+        for a, b in sorted(kept):
+            if joined and not text[joined[-1][1]:a].strip():
+                joined[-1][1] = max(joined[-1][1], b)
+            else:
+                joined.append([a, b])
+        out.extend(Span(a, b, span.category, span.score, span.source) for a, b in joined)
     return out
+
+
+_URL_SOURCES = ("structured:url", "structured:domain")
+
+
+def _non_space_run(text: str, start: int, end: int) -> Tuple[int, int]:
+    while start > 0 and not text[start - 1].isspace():
+        start -= 1
+    while end < len(text) and not text[end].isspace():
+        end += 1
+    return start, end
 
 
 def _glue(surface: str) -> bool:
