@@ -265,6 +265,12 @@ def test_a_same_words_reading_does_not_rename_a_rule_span():
     monday = (text.index("Monday"), text.index("Monday") + 6)
     assert merge_spans([Span(*monday, "LOC", 0.7, "tab_ner:LOC"), Span(*monday, "DATETIME", 0.6, "spacy:DATE")],
                        text=text)[0].category == "DATETIME"
+    # a first name of the name lists inside a school's name the TAB NER read whole does not make it a person
+    school = "her school, Greenfield Primary in Bristol, needs"
+    a, b = school.index("Greenfield"), school.index(", needs")
+    merged = merge_spans([Span(b - 7, b, "PERSON", 0.6, "names:first"), Span(a, b, "ORG", 0.7, "tab_ner:ORG")],
+                         text=school)
+    assert [(school[m.start:m.end], m.category) for m in merged] == [("Greenfield Primary in Bristol", "ORG")]
     # a name reaching beyond the rule span still names the union
     wider = [Span(0, 4, "DATETIME", 0.9, "regex:year"), Span(0, 15, "PERSON", 0.8, "encoder:PERSON")]
     assert merge_spans(wider, text="2002 Paul Giles")[0].category == "PERSON"

@@ -36,8 +36,10 @@ def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] =
     sends the words as they are).  Inside the best span, none of these counts: a span of the same words (the
     demonym list's "French" that a model called a person), a month or weekday ("May" in "5 May 2001"), a span
     without letters (a model's "code" over the date "12.03.1961").  A union of month and weekday names only is a
-    date when a recognizer says so ("Monday", which a model called a place).  ``text``: the text the spans are
-    of; without it, only an identifying span reaching beyond the best one counts."""
+    date when a recognizer says so ("Monday", which a model called a place).  A name-list word inside a longer
+    union does not name it when another span covers the whole ("Greenfield Primary in Bristol": a school, with
+    the first name "Bristol" in it).  ``text``: the text the spans are of; without it, only an identifying span
+    reaching beyond the best one counts."""
     from .catalog import all_identifying, all_priorities
 
     table = all_priorities() if priority is None else priority
@@ -57,6 +59,9 @@ def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] =
             continue
         if group:
             best = max(group, key=rank)
+            whole = [s for s in group if (s.start, s.end) == (group[0].start, end) and not s.source.startswith("names")]
+            if best.source.startswith("names") and whole and (best.start, best.end) != (group[0].start, end):
+                best = max(whole, key=rank)  # "Bristol" in the name lists does not make a school a person
             dates = [s for s in group if s.category == "DATETIME"]
             if dates and text is not None and _date_words_only(text[group[0].start:end]):
                 best = max(dates, key=rank)  # "Monday", whatever else a model called it
