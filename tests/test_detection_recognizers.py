@@ -413,6 +413,6 @@ def test_an_identifier_cue_is_a_whole_word():
     for text in ("accounting for 38.18% of national emissions", "cardiology ward 4471", "compass 7731 bearing"):
         assert not [s for s in rec.analyze(text) if s.source == "structured:id_number"], text
     for text, value in (("account no. 55120", "55120"), ("Patient 88213", "88213"), ("# 4471", "4471"),
-                        ("passport: 8841 2201", "8841 2201")):
+                        ("passport: 8841 2201", "8841 2201"), ("the accounts 4471-2290", "4471-2290")):
         found = [text[s.start:s.end] for s in rec.analyze(text) if s.source == "structured:id_number"]
         assert found == [value], (text, found)

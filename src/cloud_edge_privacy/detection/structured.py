@@ -82,11 +82,11 @@ _PATTERN = re.compile("|".join([
     r"(?:\s?(?:x|ext\.?)\s?\d{1,5})?(?![A-Za-z0-9_/]|[.,]\d))",
     rf"(?P<domain>(?<![\w@./-])(?:[a-z0-9](?:[a-z0-9-]{{0,61}}[a-z0-9])?\.)+(?:{_TLDS})\b(?![.-]?\w))",
 ]))
-# a cue word is a whole word ("account", not "accounting for 38.18%"; "card", not "cardiology")
+# a cue word is a whole word, or its plural ("account(s)", not "accounting for 38.18%"; "card", not "cardiology")
 _CONTEXT_ID = re.compile(
     r"(?i)(?:\b(?:id|no\.?|nr\.?|number|num[ée]ro|nummer|passport|pass|ssn|nhs|nino|insurance|account|member|"
     r"patient|policy|dni|nie|pesel|cpf|bsn|codice|steuer|tax|national|license|licence|reference|ref|card)"
-    r"(?![^\W\d_])|n[º°]|#|номер|паспорт|身份证|番号)\W{0,4}(?:\w+\W+){0,2}$")
+    r"s?(?![^\W\d_])|n[º°]|#|номер|паспорт|身份证|番号)\W{0,4}(?:\w+\W+){0,2}$")
 
 
 def shannon_entropy(s: str) -> float:
