@@ -265,6 +265,12 @@ def test_a_same_words_reading_does_not_rename_a_rule_span():
     monday = (text.index("Monday"), text.index("Monday") + 6)
     assert merge_spans([Span(*monday, "LOC", 0.7, "tab_ner:LOC"), Span(*monday, "DATETIME", 0.6, "spacy:DATE")],
                        text=text)[0].category == "DATETIME"
+    # a currency code a model called a place does not make an amount a place ("NOK 45,000" went out as an address)
+    amount = "an invoice for NOK 45,000 is due"
+    a = amount.index("NOK")
+    assert merge_spans([Span(a, a + 10, "QUANTITY", 0.7, "tab_ner:QUANTITY"), Span(a, a + 6, "LOC", 0.5,
+                                                                                 "encoder:LOC")],
+                       text=amount)[0].category == "QUANTITY"
     # a first name of the name lists inside a school's name the TAB NER read whole does not make it a person
     school = "her school, Greenfield Primary in Bristol, needs"
     a, b = school.index("Greenfield"), school.index(", needs")
@@ -319,5 +325,27 @@ def test_kept_spans_lose_edge_punctuation_glue_segments_and_word_codes():
     out = [(text[s.start:s.end], s.source) for s in trim_kept(text, spans)]
     assert out == [("Ola Nordmann", "tab_ner:ORG"), ("Trondheim", "encoder:LOC"),
                    ("Nordmann", "structured:username")]  # validated spans as found
+    stop = "overdue since 1 October. The auditors came on 12 June."
+    kept = trim_kept(stop, [Span(stop.index("1 Oct"), stop.index(" The"), "DATETIME", 0.6, "learned:DATETIME"),
+                            Span(stop.index("12 J"), len(stop), "DATETIME", 0.6, "tab_ner:DATETIME")])
+    assert [stop[s.start:s.end] for s in kept] == ["1 October", "12 June"]  # the sentence keeps its full stop
     rare = "code Zorblax"
     assert trim_kept(rare, [Span(5, 12, "CODE", 0.4, "encoder:CODE")])  # a rare word can be a code
+
+
+def test_a_span_is_cut_at_a_joining_word_that_only_it_covers():
+    """The TAB NER read "Anna at Bergen Logistics" as one place; the union went out as one town's name."""
+    from cloud_edge_privacy.detection.pipeline import split_at_joining_words
+
+    text = "a reminder to Anna at Bergen Logistics today"
+    at = lambda s: (text.index(s), text.index(s) + len(s))  # noqa: E731
+    long = Span(*at("Anna at Bergen Logistics"), "LOC", 0.6, "tab_ner:LOC")
+    spans = [long, Span(*at("Anna"), "PERSON", 0.8, "names:first"), Span(*at("Bergen Logistics"), "ORG", 0.8,
+                                                                            "spacy:ORG")]
+    out = sorted(text[s.start:s.end] for s in split_at_joining_words(text, spans) if s.source == "tab_ner:LOC")
+    assert out == ["Anna", "Bergen Logistics"]
+    # nothing else covers a side ("Bank at Sea Ltd" read whole by one model): the span stays whole
+    assert split_at_joining_words(text, [long, spans[1]]) == [long, spans[1]]
+    # another span covers the joining word: it stays whole
+    both = [long, spans[1], spans[2], Span(*at("Anna at Bergen"), "ORG", 0.5, "encoder:ORG")]
+    assert long in split_at_joining_words(text, both)

@@ -416,3 +416,12 @@ def test_an_identifier_cue_is_a_whole_word():
                         ("passport: 8841 2201", "8841 2201"), ("the accounts 4471-2290", "4471-2290")):
         found = [text[s.start:s.end] for s in rec.analyze(text) if s.source == "structured:id_number"]
         assert found == [value], (text, found)
+
+
+def test_a_pronoun_after_a_greeting_is_no_name():
+    """"Hi, I'm Lars Eriksen" was one name with "I'm" in it, so the surrogate swallowed the pronoun."""
+    rec = NameRecognizer()
+    for text, name in (("Hi, I'm Lars Eriksen from Nordic Shipping.", "Lars Eriksen"),
+                       ("Hello, I\u2019m Sofia Rossi", "Sofia Rossi")):
+        found = [text[s.start:s.end] for s in rec.analyze(text)]
+        assert name in found and not any(f.lower().startswith("i") and f != name for f in found), found

@@ -108,6 +108,14 @@ def everyday_words(form: str, zipf: float = EVERYDAY_ZIPF) -> bool:
 
 
 @lru_cache(maxsize=1)
+def currency_codes() -> FrozenSet[str]:
+    """ISO 4217 currency codes ("NOK", "USD"), upper case, from Faker's currency provider."""
+    from faker.providers.currency import Provider
+
+    return frozenset(code for code, _ in Provider.currencies)
+
+
+@lru_cache(maxsize=1)
 def known_names() -> FrozenSet[str]:
     """First and last names together."""
     first, last = name_lists()

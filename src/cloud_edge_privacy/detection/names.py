@@ -178,7 +178,10 @@ _PAIR_HEADS = frozenset(("mary", "rose", "grace", "hope", "joy", "faith", "iris"
                          "lance", "chase", "miles", "sandy", "penny", "ted", "ben", "tom", "dan", "sam", "art"))
 # Capitalised words after a cue ("Hi", "Dear", "my boss") that are not names.
 _NOT_NAMES_AFTER_CUE = frozenset(("team", "all", "everyone", "there", "again", "sir", "madam", "guys", "folks",
-                                  "friends", "colleagues", "customer", "customers", "mr", "mrs", "ms", "dr"))
+                                  "friends", "colleagues", "customer", "customers", "mr", "mrs", "ms", "dr",
+                                  # "Hi, I'm Lars Eriksen": the pronoun starts the next cue, it names no one
+                                  "i", "i'm", "i’m", "im", "i've", "i’ve", "i'll", "i’ll", "i'd", "i’d", "we",
+                                  "we're", "we’re"))
 _PAIR_AND = re.compile(r"(?<![\w&])([A-Z][a-z]{2,})\s?(?:&|and)\s?([A-Z][a-z]{2,})(?![\w&])")
 # Verbs and prepositions after which a lower-case list name is a person ("cc rachel", "ask dr ng").
 _WEAK_CUE = re.compile(r"(?i)(?<![\w])(?:reply to|write to|send (?:it )?to|cc|bcc|ask|tell|text|ping|email|pick up|"

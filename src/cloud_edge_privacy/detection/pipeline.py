@@ -35,7 +35,8 @@ def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] =
     "2 Sanderson Farms' EPS" an organisation, not an amount (a date or amount operator rewrites the number and
     sends the words as they are).  Inside the best span, none of these counts: a span of the same words (the
     demonym list's "French" that a model called a person), a month or weekday ("May" in "5 May 2001"), a span
-    without letters (a model's "code" over the date "12.03.1961").  A union of month and weekday names only is a
+    without letters (a model's "code" over the date "12.03.1961"), a currency code ("NOK" in "NOK 45,000",
+    which a model called a place).  A union of month and weekday names only is a
     date when a recognizer says so ("Monday", which a model called a place).  A name-list word inside a longer
     union does not name it when another span covers the whole ("Greenfield Primary in Bristol": a school, with
     the first name "Bristol" in it).  ``text``: the text the spans are of; without it, only an identifying span
@@ -69,7 +70,8 @@ def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] =
                 named = [s for s in group if s.category in ident and not (
                     best.start <= s.start and s.end <= best.end
                     and (text is None or (s.start, s.end) == (best.start, best.end)
-                         or _date_words_only(text[s.start:s.end]) or not any(c.isalpha() for c in text[s.start:s.end])))]
+                         or _date_words_only(text[s.start:s.end]) or not any(c.isalpha() for c in text[s.start:s.end])
+                         or _currency_only(text[s.start:s.end])))]
                 if named:
                     best = max(named, key=rank)
             merged.append(Span(group[0].start, end, best.category, max(s.score for s in group), best.source))
@@ -79,6 +81,14 @@ def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] =
 
 
 _DATE_WORD = re.compile(r"(?:" + "|".join(MONTHS + MONTH_ABBREVIATIONS + WEEKDAYS) + r")\.?", re.IGNORECASE)
+
+
+def _currency_only(surface: str) -> bool:
+    """Whether every word of ``surface`` is an ISO currency code as written ("NOK" in "NOK 45,000")."""
+    from ..lexicon import currency_codes
+
+    words = re.findall(r"[^\W\d_]+", surface)
+    return bool(words) and all(w in currency_codes() for w in words)
 
 
 def _date_words_only(surface: str) -> bool:
@@ -217,8 +227,8 @@ _OPEN, _CLOSE = "([{<", ")]}>"
 
 def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
     """Kept model spans without a comma, colon or unmatched bracket at their edges ("Ola Nordmann (" -> the
-    name), and without a code that is one everyday word ("born"): an operator would rewrite them with the
-    value, and none of them identifies anyone."""
+    name), a date, amount or code without the sentence's full stop ("12 June."), and no code that is one everyday
+    word ("born"): an operator would rewrite them with the value, and none of them identifies anyone."""
     from ..lexicon import english_zipf, known_names
 
     out: List[Span] = []
@@ -233,6 +243,9 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
             e -= 1
         if span.category in _WORDLIKE:
             s, e = _without_glue_segments(text, s, e)
+        elif e - s > 1 and text[e - 1] == ".":
+            e -= 1  # the sentence's full stop after a date, amount or code ("12 June."); an abbreviation's stays beside
+            # the surrogate, which reads as well ("Sept." -> "December.")
         surface = text[s:e]
         if not any(c.isalnum() for c in surface):
             continue
@@ -318,6 +331,40 @@ def _non_space_run(text: str, start: int, end: int) -> Tuple[int, int]:
     while end < len(text) and not text[end].isspace():
         end += 1
     return start, end
+
+
+# words that join two named things ("Anna at Bergen Logistics") rather than make part of one name
+_JOINING = frozenset(("at", "from", "to", "for", "with", "via", "by"))
+
+
+def split_at_joining_words(text: str, spans: Sequence[Span]) -> List[Span]:
+    """A span cut at a joining word ("at", "from", ...) that no other span covers, when other spans cover words
+    on both sides of it: "Anna at Bergen Logistics", one place to the TAB NER, is a person at a company, and
+    the union would send the two as one place's surrogate.  Only the joining word is left out."""
+    out: List[Span] = []
+    for span in spans:
+        if span.source.startswith(("structured", SECRET_PREFIX)) or " " not in text[span.start:span.end].strip():
+            out.append(span)
+            continue
+        others = [o for o in spans if o is not span and o.start < span.end and span.start < o.end]
+
+        def covered(a: int, b: int) -> bool:
+            return any(o.start <= a and b <= o.end for o in others)
+
+        words = [(m.start() + span.start, m.end() + span.start) for m in _LETTERS.finditer(text[span.start:span.end])]
+        cuts = [(a, b) for k, (a, b) in enumerate(words) if 0 < k < len(words) - 1
+                and text[a:b] in _JOINING and not covered(a, b)
+                and any(covered(*w) for w in words[:k]) and any(covered(*w) for w in words[k + 1:])]
+        pos = span.start
+        for a, b in cuts:
+            piece = tidy_span(text, Span(pos, a, span.category, span.score, span.source))
+            if piece is not None:
+                out.append(piece)
+            pos = b
+        piece = tidy_span(text, Span(pos, span.end, span.category, span.score, span.source)) if cuts else span
+        if piece is not None:
+            out.append(piece)
+    return out
 
 
 def _glue(surface: str) -> bool:
@@ -445,7 +492,7 @@ class Detector:
         spans = [t for t in (tidy_span(text, s) for s in spans) if t is not None]
         if self.decider is not None:
             spans = self.decider.keep(text, spans)  # type: ignore[attr-defined]
-        spans = trim_kept(text, clip_at_identifiers(text, spans))
+        spans = trim_kept(text, split_at_joining_words(text, clip_at_identifiers(text, spans)))
         spans = propagate_mentions(text, spans, propagated=self.propagated, priority=self.priority,
                                    ordinary_zipf=self.ordinary_zipf) \
             if self.propagate else merge_spans(spans, self.priority, text)
