@@ -343,7 +343,9 @@ def split_at_joining_words(text: str, spans: Sequence[Span]) -> List[Span]:
     the union would send the two as one place's surrogate.  Only the joining word is left out."""
     out: List[Span] = []
     for span in spans:
-        if span.source.startswith(("structured", SECRET_PREFIX)) or " " not in text[span.start:span.end].strip():
+        words = [(m.start() + span.start, m.end() + span.start) for m in _LETTERS.finditer(text[span.start:span.end])]
+        if span.source.startswith(("structured", SECRET_PREFIX)) \
+                or not any(text[a:b] in _JOINING for a, b in words[1:-1]):
             out.append(span)
             continue
         others = [o for o in spans if o is not span and o.start < span.end and span.start < o.end]
@@ -351,7 +353,6 @@ def split_at_joining_words(text: str, spans: Sequence[Span]) -> List[Span]:
         def covered(a: int, b: int) -> bool:
             return any(o.start <= a and b <= o.end for o in others)
 
-        words = [(m.start() + span.start, m.end() + span.start) for m in _LETTERS.finditer(text[span.start:span.end])]
         cuts = [(a, b) for k, (a, b) in enumerate(words) if 0 < k < len(words) - 1
                 and text[a:b] in _JOINING and not covered(a, b)
                 and any(covered(*w) for w in words[:k]) and any(covered(*w) for w in words[k + 1:])]
