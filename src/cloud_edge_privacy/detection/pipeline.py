@@ -275,9 +275,19 @@ def _without_glue_segments(text: str, s: int, e: int) -> Tuple[int, int]:
     return a, b
 
 
-# validated identifiers whose extent is exact: a model's span reaching over one is cut around it
+# validated identifiers whose extent is exact: a model's span reaching over one is cut around it; a URL's or a
+# domain's span is cut around as its whole run of non-space characters
 _ATOMIC_IDENTIFIERS = tuple(f"structured:{k}" for k in (
     "email", "phone", "iban", "card", "ssn", "nino", "ip", "handle", "number", "id_number", "plate"))
+_URL_SOURCES = ("structured:url", "structured:domain")
+
+
+def _non_space_run(text: str, start: int, end: int) -> Tuple[int, int]:
+    while start > 0 and not text[start - 1].isspace():
+        start -= 1
+    while end < len(text) and not text[end].isspace():
+        end += 1
+    return start, end
 
 
 def clip_at_identifiers(text: str, spans: Sequence[Span]) -> List[Span]:
@@ -320,17 +330,6 @@ def clip_at_identifiers(text: str, spans: Sequence[Span]) -> List[Span]:
                 joined.append([a, b])
         out.extend(Span(a, b, span.category, span.score, span.source) for a, b in joined)
     return out
-
-
-_URL_SOURCES = ("structured:url", "structured:domain")
-
-
-def _non_space_run(text: str, start: int, end: int) -> Tuple[int, int]:
-    while start > 0 and not text[start - 1].isspace():
-        start -= 1
-    while end < len(text) and not text[end].isspace():
-        end += 1
-    return start, end
 
 
 # words that join two named things ("Anna at Bergen Logistics") rather than make part of one name
