@@ -37,9 +37,9 @@ def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] =
     demonym list's "French" that a model called a person), a month or weekday ("May" in "5 May 2001"), a span
     without letters (a model's "code" over the date "12.03.1961"), a currency code ("NOK" in "NOK 45,000",
     which a model called a place).  A union of month and weekday names only is a
-    date when a recognizer says so ("Monday", which a model called a place).  A name-list word inside a longer
-    union does not name it when another span covers the whole ("Greenfield Primary in Bristol": a school, with
-    the first name "Bristol" in it).  ``text``: the text the spans are of; without it, only an identifying span
+    date when a recognizer says so ("Monday", which a model called a place).  One name-list word inside a union of
+    three words or more does not name it when another span covers the whole ("Greenfield Primary in Bristol": a
+    school, with the first name "Bristol" in it).  ``text``: the text the spans are of; without it, only an identifying span
     reaching beyond the best one counts."""
     from .catalog import all_identifying, all_priorities
 
@@ -61,7 +61,8 @@ def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] =
         if group:
             best = max(group, key=rank)
             whole = [s for s in group if (s.start, s.end) == (group[0].start, end) and not s.source.startswith("names")]
-            if best.source.startswith("names") and whole and (best.start, best.end) != (group[0].start, end):
+            if best.source.startswith("names") and whole and text is not None \
+                    and _one_named_word_of_many(text, group[0].start, end, group):
                 best = max(whole, key=rank)  # "Bristol" in the name lists does not make a school a person
             dates = [s for s in group if s.category == "DATETIME"]
             if dates and text is not None and _date_words_only(text[group[0].start:end]):
@@ -81,6 +82,15 @@ def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] =
 
 
 _DATE_WORD = re.compile(r"(?:" + "|".join(MONTHS + MONTH_ABBREVIATIONS + WEEKDAYS) + r")\.?", re.IGNORECASE)
+
+
+def _one_named_word_of_many(text: str, start: int, end: int, group: Sequence[Span]) -> bool:
+    """Whether the name lists' spans of a union cover one of its words, and the union has three or more
+    ("Greenfield Primary in Bristol"; not "Beckey Thompson", where "Beckey" is half the name)."""
+    words = [(m.start() + start, m.end() + start) for m in _LETTERS.finditer(text[start:end])]
+    named = [w for w in words if any(s.source.startswith("names") and s.start <= w[0] and w[1] <= s.end
+                                     for s in group)]
+    return len(words) >= 3 and len(named) <= 1
 
 
 def _currency_only(surface: str) -> bool:
