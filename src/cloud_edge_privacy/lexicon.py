@@ -58,6 +58,13 @@ def stop_words() -> FrozenSet[str]:
     return function_words() | frozenset(w.lower() for w in COMMON_NAME_WORDS)
 
 
+def common_name_word(word: str) -> bool:
+    """One word that is a function word or an everyday word that is also a name ("Mark", "Park", "Will"):
+    detection's co-reference and the egress guard's rule 1 both read such a name only as written."""
+    word = word.strip()
+    return " " not in word and word.lower() in stop_words()
+
+
 COMMON_NAME_WORDS = {
     "will", "may", "june", "april", "august", "mark", "bill", "rose", "grace", "hope", "joy", "faith", "summer",
     "long", "young", "white", "black", "brown", "green", "gray", "grey", "king", "little", "price", "rich", "day",

@@ -42,7 +42,7 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Seq
 
 from ..detection.catalog import all_identifying
 from .gateway import ProtectedFields
-from ..lexicon import english_zipf, everyday_words, known_names, stop_words
+from ..lexicon import common_name_word, english_zipf, everyday_words, known_names
 from ..spans import Span
 from ..vocabulary import TITLES, tolerant_body
 
@@ -97,11 +97,6 @@ def ordinary_word(token: str) -> bool:
     return low not in known_names() and english_zipf(low) >= ORDINARY_ZIPF
 
 
-def _common_name(token: str) -> bool:
-    """A name that is also an everyday word (Mark, Will, King, Young; lexicon.stop_words)."""
-    return token.lower() in stop_words()
-
-
 def _name_tokens(surface: str, common: Set[str]) -> List[str]:
     return [t for t in _WORD.findall(surface) if t.lower() not in TITLES and t.lower() not in common]
 
@@ -142,7 +137,7 @@ def _needles(prot: ProtectedFields, common: Set[str]) -> List[Tuple[str, str, "r
             # a common word that is also a name: only where it is written as in the span ("Mark", not "mark"); so is
             # an organisation of everyday words ("User", "Cross-Border"), as propagation copies it
             exact = value != value.lower() and (
-                ((person or s.category == "LOC") and " " not in value and _common_name(value))
+                ((person or s.category == "LOC") and common_name_word(value))
                 or (s.category == "ORG" and rule == "identifier" and everyday_words(value)))
             key = (rule, value if exact else value.lower())
             if key in seen:

@@ -129,7 +129,7 @@ def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3,
     but for one everyday word that is also a name ("Park", "North", a model's "Mark"): word frequency cannot tell
     "london" from "border", and people type places in lower case.
     """
-    from ..lexicon import everyday_words
+    from ..lexicon import common_name_word, everyday_words
     from .catalog import all_identifying
 
     cats = all_identifying() if propagated is None else propagated
@@ -169,7 +169,7 @@ def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3,
             continue
         ordinary = ordinary_zipf is not None and form not in lower_found and (
             (cat == "PERSON" and _ordinary_words(form, ordinary_zipf)) or (cat == "ORG" and everyday_words(form))
-            or (cat == "LOC" and _one_common_word(form)))
+            or (cat == "LOC" and common_name_word(form)))
         for m in surface_pattern(form, re.IGNORECASE).finditer(text):
             if not (ordinary and m.group().islower()):
                 extra.append(Span(m.start(), m.end(), cat, 0.7, source))
@@ -182,23 +182,15 @@ def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3,
 _LETTERS = re.compile(r"[^\W\d_]+")
 
 
-def _one_common_word(form: str) -> bool:
-    """One word that is a function word or an everyday word that is also a name ("mark", "park"; the egress
-    guard's ``_common_name``)."""
-    from ..lexicon import stop_words
-
-    return " " not in form.strip() and form.strip().lower() in stop_words()
-
-
 def _ordinary_words(form: str, zipf: float) -> bool:
     """Every word of a (lower-case) form, besides titles and stop words, in no name list and at least ``zipf``
     common in English (wordfreq's Zipf scale); or a form of stop words only; or one everyday word that is also a
     name ("mark": ``lexicon.COMMON_NAME_WORDS``).  The egress guard's rule 1 reads these the same way."""
-    from ..lexicon import english_stop_words, english_zipf, known_names
+    from ..lexicon import common_name_word, english_stop_words, english_zipf, known_names
 
     letters = [w for w in _LETTERS.findall(form) if w not in _TITLES]
     words = [w for w in letters if w not in english_stop_words()]
-    if letters and (not words or _one_common_word(form)):
+    if letters and (not words or common_name_word(form)):
         return True  # "All", "Mark": the egress guard's rule 1 looks for them only as written
     return bool(words) and all(w not in known_names() and english_zipf(w) >= zipf for w in words)
 
