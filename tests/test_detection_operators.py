@@ -282,6 +282,39 @@ def test_a_same_words_reading_does_not_rename_a_rule_span():
     assert merge_spans(wider, text="2002 Paul Giles")[0].category == "PERSON"
 
 
+def test_the_category_of_a_union_is_voted_by_the_recognizers_that_read_it_whole():
+    """Seen as a user: "a nurse position at Mayo Clinic ... St. Joseph Mercy Hospital in Ann Arbor" went out as
+    "at Anselma Bourdon ... at Gyda. Thierry Laila Bud in Anita Boldu": a first name of the name lists ("Mayo",
+    "Ann") or one model's PERSON named places and hospitals that other recognizers read whole."""
+    text = "at Mayo Clinic, at St. Joseph Mercy Hospital in Ann Arbor. Hello Erik. Beckey Thompson signed."
+    at = lambda s: (text.index(s), text.index(s) + len(s))  # noqa: E731
+
+    def category(spans: list) -> str:
+        merged = merge_spans(spans, text=text)
+        assert len(merged) == 1
+        return merged[0].category
+
+    # a first name covering part of a union a rule recognizer reads whole as an organisation or a place
+    assert category([Span(*at("Mayo"), "PERSON", 0.6, "names:first"), Span(*at("Mayo Clinic"), "ORG", 0.75,
+                                                                            "org:pattern"),
+                     Span(*at("Mayo Clinic"), "PERSON", 0.6, "learned:PERSON")]) == "ORG"
+    assert category([Span(*at("Ann"), "PERSON", 0.6, "names:first"),
+                     Span(*at("Ann Arbor"), "LOC", 0.6, "place:gazetteer"), Span(*at("Ann Arbor"), "ORG", 0.6,
+                                                                                 "tab_ner:ORG"),
+                     Span(*at("Ann Arbor"), "LOC", 0.6, "spacy:GPE"), Span(*at("Ann Arbor"), "LOC", 0.6,
+                                                                           "encoder:LOC")]) == "LOC"
+    # one model's person against two recognizers' organisation of the same words
+    hospital = at("St. Joseph Mercy Hospital")
+    assert category([Span(*hospital, "PERSON", 0.7, "tab_ner:PERSON"), Span(*hospital, "ORG", 0.75, "org:pattern"),
+                     Span(*hospital, "ORG", 0.6, "spacy:ORG")]) == "ORG"
+    # but a greeting a model read whole with the name, or a surname of the name lists, stays a person's name
+    assert category([Span(*at("Erik"), "PERSON", 0.6, "names:first"),
+                     Span(*at("Hello Erik"), "ORG", 0.6, "tab_ner:ORG")]) == "PERSON"
+    assert category([Span(*at("Beckey"), "PERSON", 0.6, "names:first"),
+                     Span(*at("Beckey Thompson"), "ORG", 0.6, "tab_ner:ORG"),
+                     Span(*at("Beckey Thompson"), "ORG", 0.6, "org:work_cue")]) == "PERSON"
+
+
 def test_model_spans_are_cut_around_validated_identifiers():
     """Seen as a user: "Email john.smith@acme.com or call 555-123-4567" was one code, sent as
     "lxzn.efgmd@igls.gej ba yoeq 054-614-6590"; "phone +47 912 34 567" took "phone" with it."""

@@ -7,7 +7,7 @@ import threading
 import time
 import unicodedata
 from collections import OrderedDict
-from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..spans import Span, surface_pattern
 from ..vocabulary import MONTH_ABBREVIATIONS, MONTHS, TITLES, WEEKDAYS
@@ -61,9 +61,10 @@ def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] =
         if group:
             best = max(group, key=rank)
             whole = [s for s in group if (s.start, s.end) == (group[0].start, end) and not s.source.startswith("names")]
-            if best.source.startswith("names") and whole and text is not None \
-                    and _one_named_word_of_many(text, group[0].start, end, group):
-                best = max(whole, key=rank)  # "Bristol" in the name lists does not make a school a person
+            if whole and text is not None and (
+                    (best.source.startswith("names") and _names_name_part(text, group[0].start, end, group, whole))
+                    or (best in whole and best.source.split(":")[0] in _MODELS)):
+                best = _voted(whole, rank)  # "Mayo Clinic", "St. Joseph Mercy Hospital": organisations
             dates = [s for s in group if s.category == "DATETIME"]
             if dates and text is not None and _date_words_only(text[group[0].start:end]):
                 best = max(dates, key=rank)  # "Monday", whatever else a model called it
@@ -84,13 +85,36 @@ def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] =
 _DATE_WORD = re.compile(r"(?:" + "|".join(MONTHS + MONTH_ABBREVIATIONS + WEEKDAYS) + r")\.?", re.IGNORECASE)
 
 
-def _one_named_word_of_many(text: str, start: int, end: int, group: Sequence[Span]) -> bool:
-    """Whether the name lists' spans of a union cover one of its words, and the union has three or more
-    ("Greenfield Primary in Bristol"; not "Beckey Thompson", where "Beckey" is half the name)."""
+_MODELS = frozenset(("encoder", "learned", "tab_ner", "spacy", "federated"))
+_RULES_OF_PLACES_AND_ORGS = frozenset(("org", "place", "address"))
+
+
+def _names_name_part(text: str, start: int, end: int, group: Sequence[Span], whole: Sequence[Span]) -> bool:
+    """Whether the name lists' spans cover only a part of a union that is not a person's name: one of its words
+    when it has three or more ("Greenfield Primary in Bristol"); or some of its words, when none of the others
+    is in a name list and a rule recognizer of organisations, places or addresses covers the whole ("Mayo
+    Clinic", "Ann Arbor"; not "Beckey Thompson", where "Beckey" is half the name, nor "Hello Erik", which only
+    a model read as a whole)."""
+    from ..lexicon import known_names
+
     words = [(m.start() + start, m.end() + start) for m in _LETTERS.finditer(text[start:end])]
     named = [w for w in words if any(s.source.startswith("names") and s.start <= w[0] and w[1] <= s.end
                                      for s in group)]
-    return len(words) >= 3 and len(named) <= 1
+    if len(words) >= 3 and len(named) <= 1:
+        return True
+    rest = [text[a:b].lower() for a, b in words if (a, b) not in named]
+    return bool(rest) and not any(w in known_names() for w in rest) \
+        and any(s.source.split(":")[0] in _RULES_OF_PLACES_AND_ORGS for s in whole)
+
+
+def _voted(spans: Sequence[Span], rank: Callable[[Span], tuple]) -> Span:
+    """The best span of the category most sources vote for, each weighted by its priority (``rank``'s first key):
+    three recognizers' organisation outweighs one model's person of the same words."""
+    votes: Dict[str, float] = {}
+    for s in spans:
+        votes[s.category] = votes.get(s.category, 0.0) + rank(s)[0]
+    top = max(votes.values())
+    return max((s for s in spans if votes[s.category] == top), key=rank)
 
 
 def _currency_only(surface: str) -> bool:
