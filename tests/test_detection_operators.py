@@ -382,3 +382,19 @@ def test_a_span_is_cut_at_a_joining_word_that_only_it_covers():
     # another span covers the joining word: it stays whole
     both = [long, spans[1], spans[2], Span(*at("Anna at Bergen"), "ORG", 0.5, "encoder:ORG")]
     assert long in split_at_joining_words(text, both)
+
+
+def test_a_model_span_leaves_a_lower_case_tail_after_a_joining_word():
+    """Seen as a user: "admitted to Leeds General Infirmary with community-acquired pneumonia" went out as
+    "admitted to Henriksen A/S": one organisation's surrogate for the hospital and the diagnosis."""
+    from cloud_edge_privacy.detection.pipeline import split_at_joining_words
+
+    text = "admitted to Leeds General Infirmary with community-acquired pneumonia. Met Leeds with john smith."
+    at = lambda s: (text.index(s), text.index(s) + len(s))  # noqa: E731
+    ward = Span(*at("Leeds General Infirmary with community-acquired pneumonia"), "ORG", 0.6, "tab_ner:ORG")
+    assert [text[s.start:s.end] for s in split_at_joining_words(text, [ward])] == ["Leeds General Infirmary"]
+    # a tail in the name lists, or one another span covers, stays in the span
+    names = Span(*at("Leeds with john smith"), "ORG", 0.6, "tab_ner:ORG")
+    assert split_at_joining_words(text, [names]) == [names]
+    covered = [ward, Span(*at("pneumonia"), "PERSON", 0.5, "learned:PERSON")]
+    assert ward in split_at_joining_words(text, covered)

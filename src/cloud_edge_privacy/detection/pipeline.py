@@ -381,16 +381,33 @@ def split_at_joining_words(text: str, spans: Sequence[Span]) -> List[Span]:
         cuts = [(a, b) for k, (a, b) in enumerate(words) if 0 < k < len(words) - 1
                 and text[a:b] in _JOINING and not covered(a, b)
                 and any(covered(*w) for w in words[:k]) and any(covered(*w) for w in words[k + 1:])]
+        tail = next((k for k, (a, b) in enumerate(words) if 0 < k < len(words) - 1 and text[a:b] in _JOINING
+                     and not covered(a, b) and _plain_tail(text, words[k + 1:], span.end, covered)), None)
+        end = span.end
+        if tail is not None:  # "Leeds General Infirmary with community-acquired pneumonia": the diagnosis stays
+            end = words[tail][0]
+            cuts = [c for c in cuts if c[0] < end]
         pos = span.start
         for a, b in cuts:
             piece = tidy_span(text, Span(pos, a, span.category, span.score, span.source))
             if piece is not None:
                 out.append(piece)
             pos = b
-        piece = tidy_span(text, Span(pos, span.end, span.category, span.score, span.source)) if cuts else span
+        piece = tidy_span(text, Span(pos, end, span.category, span.score, span.source)) \
+            if cuts or tail is not None else span
         if piece is not None:
             out.append(piece)
     return out
+
+
+def _plain_tail(text: str, words: Sequence[Tuple[int, int]], end: int, covered: Callable[[int, int], bool]) -> bool:
+    """Whether the words after a joining word, to the span's end, are lower-case words no other span covers, in
+    no name list, with nothing but blanks, hyphens and apostrophes between them."""
+    from ..lexicon import known_names
+
+    rest = text[words[0][0]:end]
+    return bool(words) and not re.search(r"[^\w\s'’-]|\d|_", rest) and all(
+        text[a:b].islower() and text[a:b] not in known_names() and not covered(a, b) for a, b in words)
 
 
 def _glue(surface: str) -> bool:
