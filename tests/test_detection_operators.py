@@ -271,6 +271,13 @@ def test_a_same_words_reading_does_not_rename_a_rule_span():
     assert merge_spans([Span(a, a + 10, "QUANTITY", 0.7, "tab_ner:QUANTITY"), Span(a, a + 6, "LOC", 0.5,
                                                                                  "encoder:LOC")],
                        text=amount)[0].category == "QUANTITY"
+    # a town called March does not make an amount charged in March an address ("198 Pasadizo Jordi Jodar")
+    bill = "charged $89.99 twice in March."
+    a = bill.index("$")
+    merged = merge_spans([Span(a, a + 6, "QUANTITY", 0.9, "regex:amount"), Span(a, len(bill) - 1, "DATETIME", 0.6,
+                                                                                 "tab_ner:DATETIME"),
+                          Span(bill.index("March"), len(bill) - 1, "LOC", 0.5, "place:gazetteer")], text=bill)
+    assert [m.category for m in merged] == ["QUANTITY"]
     # a first name of the name lists inside a school's name the TAB NER read whole does not make it a person
     school = "her school, Greenfield Primary in Bristol, needs"
     a, b = school.index("Greenfield"), school.index(", needs")
@@ -398,3 +405,23 @@ def test_a_model_span_leaves_a_lower_case_tail_after_a_joining_word():
     assert split_at_joining_words(text, [names]) == [names]
     covered = [ward, Span(*at("pneumonia"), "PERSON", 0.5, "learned:PERSON")]
     assert ward in split_at_joining_words(text, covered)
+
+
+def test_a_model_span_leaves_lower_case_edge_words_that_only_it_read():
+    """Seen as a user: "My manager Priya asked" went out as "My sandra Schwartsbach asked", and "our client at
+    Brown & Partners LLP confirming the transfer" as "at Stanton-Nunez the transfer"."""
+    from cloud_edge_privacy.detection.pipeline import trim_lower_case_edges
+
+    text = "My manager Priya asked Brown & Partners LLP confirming it; my manager john asked"
+    at = lambda s: (text.index(s), text.index(s) + len(s))  # noqa: E731
+    spans = [Span(*at("manager Priya"), "ORG", 0.6, "tab_ner:ORG"), Span(*at("Priya"), "PERSON", 0.8, "names:first"),
+             Span(*at("Brown & Partners LLP confirming"), "ORG", 0.6, "learned:ORG"),
+             Span(*at("Brown & Partners LLP"), "ORG", 0.75, "org:pattern")]
+    out = {text[s.start:s.end] for s in trim_lower_case_edges(text, spans)}
+    assert out == {"Priya", "Brown & Partners LLP"}
+    # a lower-case word of the name lists stays, and so does a span no other recognizer corroborates at its edge
+    john = Span(text.rindex("manager john"), len(text) - len(" asked"), "PERSON", 0.6, "learned:PERSON")
+    assert trim_lower_case_edges(text, [john]) == [john]
+    # and a date keeps its words (TAB's "between 1980 and 1981", "approximately EUR 1,800")
+    date = Span(*at("manager Priya"), "DATETIME", 0.6, "tab_ner:DATETIME")
+    assert date in trim_lower_case_edges(text, [date, spans[1]])

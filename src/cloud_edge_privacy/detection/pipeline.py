@@ -37,7 +37,8 @@ def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] =
     demonym list's "French" that a model called a person), a month or weekday ("May" in "5 May 2001"), a span
     without letters (a model's "code" over the date "12.03.1961"), a currency code ("NOK" in "NOK 45,000",
     which a model called a place).  A union of month and weekday names only is a
-    date when a recognizer says so ("Monday", which a model called a place).  One name-list word inside a union of
+    date when a recognizer says so ("Monday", which a model called a place), and a place of month or weekday names
+    names no union ("$89.99 twice in March", where the gazetteer knows a town called March).  One name-list word inside a union of
     three words or more does not name it when another span covers the whole ("Greenfield Primary in Bristol": a
     school, with the first name "Bristol" in it).  ``text``: the text the spans are of; without it, only an identifying span
     reaching beyond the best one counts."""
@@ -73,7 +74,8 @@ def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] =
                     best.start <= s.start and s.end <= best.end
                     and (text is None or (s.start, s.end) == (best.start, best.end)
                          or _date_words_only(text[s.start:s.end]) or not any(c.isalpha() for c in text[s.start:s.end])
-                         or _currency_only(text[s.start:s.end])))]
+                         or _currency_only(text[s.start:s.end])))
+                    and not (s.category == "LOC" and text is not None and _date_words_only(text[s.start:s.end]))]
                 if named:
                     best = max(named, key=rank)
             merged.append(Span(group[0].start, end, best.category, max(s.score for s in group), best.source))
@@ -400,6 +402,44 @@ def split_at_joining_words(text: str, spans: Sequence[Span]) -> List[Span]:
     return out
 
 
+_TOKEN = re.compile(r"[\w'’-]+")
+
+
+def trim_lower_case_edges(text: str, spans: Sequence[Span]) -> List[Span]:
+    """A model's name, organisation or place without the lower-case words at its edges that no other span covers
+    and no name list holds, when the word it then begins or ends with is covered by another span: "manager Priya", "Brown & Partners LLP
+    confirming" (the name and the firm, which other recognizers read, without the words around them)."""
+    from ..lexicon import known_names
+
+    out: List[Span] = []
+    for span in spans:
+        if span.source.split(":")[0] not in _MODELS or span.category not in _WORDLIKE:
+            out.append(span)  # TAB's dates and amounts hold their words: "between 1980 and 1981", "approximately"
+            continue
+        words = [(m.start() + span.start, m.end() + span.start) for m in _TOKEN.finditer(text[span.start:span.end])]
+        others = [o for o in spans if o is not span and o.start < span.end and span.start < o.end]
+
+        def covered(w: Tuple[int, int]) -> bool:
+            return any(o.start <= w[0] and w[1] <= o.end for o in others)
+
+        def loose(w: Tuple[int, int]) -> bool:
+            t = text[w[0]:w[1]]
+            return t.islower() and not any(c.isdigit() for c in t) and t not in known_names() and not covered(w)
+
+        i, j = 0, len(words)
+        while i < j and loose(words[i]):
+            i += 1
+        while j > i and loose(words[j - 1]):
+            j -= 1
+        s = words[i][0] if 0 < i < len(words) and covered(words[i]) else span.start
+        e = words[j - 1][1] if 0 < j < len(words) and covered(words[j - 1]) else span.end
+        trimmed = tidy_span(text, Span(s, e, span.category, span.score, span.source)) if (s, e) != (
+            span.start, span.end) else span
+        if trimmed is not None:
+            out.append(trimmed)
+    return out
+
+
 def _plain_tail(text: str, words: Sequence[Tuple[int, int]], end: int, covered: Callable[[int, int], bool]) -> bool:
     """Whether the words after a joining word, to the span's end, are lower-case words no other span covers, in
     no name list, with nothing but blanks, hyphens and apostrophes between them."""
@@ -535,7 +575,8 @@ class Detector:
         spans = [t for t in (tidy_span(text, s) for s in spans) if t is not None]
         if self.decider is not None:
             spans = self.decider.keep(text, spans)  # type: ignore[attr-defined]
-        spans = trim_kept(text, split_at_joining_words(text, clip_at_identifiers(text, spans)))
+        spans = trim_kept(text, trim_lower_case_edges(text, split_at_joining_words(text, clip_at_identifiers(text,
+                                                                                                       spans))))
         spans = propagate_mentions(text, spans, propagated=self.propagated, priority=self.priority,
                                    ordinary_zipf=self.ordinary_zipf) \
             if self.propagate else merge_spans(spans, self.priority, text)
