@@ -422,6 +422,12 @@ def test_a_model_span_leaves_lower_case_edge_words_that_only_it_read():
     # a lower-case word of the name lists stays, and so does a span no other recognizer corroborates at its edge
     john = Span(text.rindex("manager john"), len(text) - len(" asked"), "PERSON", 0.6, "learned:PERSON")
     assert trim_lower_case_edges(text, [john]) == [john]
+    # a greeting, in any case: "Dear Mr. Garcia" went out as "Kimberly Mr. Axelsson"
+    dear = "Dear Mr. Garcia, hello Erik"
+    spans = [Span(0, 15, "DEM", 0.5, "tab_ner:DEM"), Span(5, 15, "PERSON", 0.9, "regex:titled_name"),
+             Span(17, 27, "ORG", 0.5, "tab_ner:ORG"), Span(23, 27, "PERSON", 0.8, "names:first")]
+    assert sorted(dear[s.start:s.end] for s in trim_lower_case_edges(dear, spans)) == [
+        "Erik", "Erik", "Mr. Garcia", "Mr. Garcia"]
     # and a date keeps its words (TAB's "between 1980 and 1981", "approximately EUR 1,800")
     date = Span(*at("manager Priya"), "DATETIME", 0.6, "tab_ner:DATETIME")
     assert date in trim_lower_case_edges(text, [date, spans[1]])

@@ -43,6 +43,11 @@ WEEKDAYS: Tuple[str, ...] = ("Monday", "Tuesday", "Wednesday", "Thursday", "Frid
 TITLES: FrozenSet[str] = frozenset({
     "mr", "mrs", "ms", "miss", "mx", "mme", "mlle", "dr", "prof", "professor", "judge", "sir", "dame", "madam",
     "lord", "lady"})
+# Greetings and sign-offs around a name ("Dear Mr. Garcia", "Hello Erik", "Thanks, Tom"): never part of it.
+GREETINGS: FrozenSet[str] = frozenset({
+    "dear", "hi", "hello", "hey", "greetings", "thanks", "regards", "cheers", "sincerely", "hallo", "liebe", "lieber",
+    "bonjour", "salut", "cher", "chère", "hola", "querido", "querida", "estimado", "estimada", "ciao", "gentile",
+    "hej", "beste", "cześć", "olá", "merhaba"})
 # Titles of other languages that pseudonyms write as their English equivalent (where a person is from is
 # itself a clue): "Herr" -> "Mr".
 FOREIGN_TITLES = {"herr": "Mr", "frau": "Mrs", "mlle": "Ms", "sra": "Mrs", "sr": "Mr", "sig": "Mr",

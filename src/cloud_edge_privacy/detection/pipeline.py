@@ -10,7 +10,7 @@ from collections import OrderedDict
 from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..spans import Span, surface_pattern
-from ..vocabulary import MONTH_ABBREVIATIONS, MONTHS, TITLES, WEEKDAYS
+from ..vocabulary import GREETINGS, MONTH_ABBREVIATIONS, MONTHS, TITLES, WEEKDAYS
 from .normalize import Normalized, normalize
 from .public_parties import drop_public_parties, is_public_institution
 from .recognizer import identifying, priorities, run_recognizer, spec_of
@@ -407,8 +407,9 @@ _TOKEN = re.compile(r"[\w'’-]+")
 
 def trim_lower_case_edges(text: str, spans: Sequence[Span]) -> List[Span]:
     """A model's name, organisation or place without the lower-case words at its edges that no other span covers
-    and no name list holds, when the word it then begins or ends with is covered by another span: "manager Priya", "Brown & Partners LLP
-    confirming" (the name and the firm, which other recognizers read, without the words around them)."""
+    and no name list holds, when the word it then begins or ends with is covered by another span: "manager Priya",
+    "Brown & Partners LLP confirming" (the name and the firm, which other recognizers read, without the words
+    around them); so is a greeting in any case ("Dear Mr. Garcia", "Hello Erik")."""
     from ..lexicon import known_names
 
     out: List[Span] = []
@@ -424,7 +425,8 @@ def trim_lower_case_edges(text: str, spans: Sequence[Span]) -> List[Span]:
 
         def loose(w: Tuple[int, int]) -> bool:
             t = text[w[0]:w[1]]
-            return t.islower() and not any(c.isdigit() for c in t) and t not in known_names() and not covered(w)
+            return not covered(w) and (t.lower() in GREETINGS or (
+                t.islower() and not any(c.isdigit() for c in t) and t not in known_names()))
 
         i, j = 0, len(words)
         while i < j and loose(words[i]):
