@@ -195,6 +195,21 @@ def test_a_name_that_is_an_everyday_word_or_stop_word_is_copied_only_as_written(
                                                           "spacy:GPE")]
     out = [text[s.start:s.end] for s in propagate_mentions(text, spans, ordinary_zipf=2.5)]
     assert "park" not in out and "paris" in out                            # one everyday word; a real place
+    # everyday words that are no town or country: a model's "Border" was copied onto every "border" (17 words of
+    # one prompt); "Reading" is a town of the gazetteer, so "reading" still is
+    text = "Shipping to Border and Reading: the border fee, reading list."
+    spans = [Span(*(lambda a: (a, a + 6))(text.index("Border")), "LOC", 0.6, "tab_ner:LOC"),
+             Span(*(lambda a: (a, a + 7))(text.index("Reading")), "LOC", 0.9, "place:gazetteer")]
+    out = [text[s.start:s.end] for s in propagate_mentions(text, spans, ordinary_zipf=2.5)]
+    assert "border" not in out and "reading" in out
+    from cloud_edge_privacy.core.egress import _needles
+
+    from types import SimpleNamespace
+
+    prot = SimpleNamespace(joined=text, spans=spans)
+    exact = {p.pattern: case for _, _, p, case in _needles(prot, set())}       # the guard reads them the same way
+    assert any(case for pat, case in exact.items() if "Border" in pat)
+    assert not any(case for pat, case in exact.items() if "Reading" in pat)
     from cloud_edge_privacy import Gateway
 
     p = Gateway("pseudonym").protect("Mark wrote to me. Please mark the box and send it back.")

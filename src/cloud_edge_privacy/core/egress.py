@@ -41,6 +41,7 @@ from functools import lru_cache
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from ..detection.catalog import all_identifying
+from ..detection.places import everyday_place_word
 from .gateway import ProtectedFields
 from ..lexicon import common_name_word, english_zipf, everyday_words, known_names
 from ..spans import Span
@@ -134,10 +135,12 @@ def _needles(prot: ProtectedFields, common: Set[str]) -> List[Tuple[str, str, "r
         if s.category == "CODE":
             items += [("code_digits", d) for d in _DIGITS.findall(surface)]
         for rule, value in items:
-            # a common word that is also a name: only where it is written as in the span ("Mark", not "mark"); so is
-            # an organisation of everyday words ("User", "Cross-Border"), as propagation copies it
+            # a common word that is also a name: only where it is written as in the span ("Mark", not "mark"); so are
+            # an organisation of everyday words ("User", "Cross-Border") and a place of everyday words that is no
+            # town or country ("Border"), as propagation copies them
             exact = value != value.lower() and (
-                ((person or s.category == "LOC") and common_name_word(value))
+                (person and common_name_word(value))
+                or (s.category == "LOC" and rule == "identifier" and everyday_place_word(value))
                 or (s.category == "ORG" and rule == "identifier" and everyday_words(value)))
             key = (rule, value if exact else value.lower())
             if key in seen:

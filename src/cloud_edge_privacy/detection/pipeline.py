@@ -152,11 +152,13 @@ def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3,
     unless it was found in lower case (the egress guard's rule 1 ignores such a form in any case); with it, an
     organisation made only of everyday words (:func:`~..lexicon.everyday_words`: "User", "Cross-Border") is not
     copied onto its lower-case uses either (the guard looks for such a form only as it was written).  Places are,
-    but for one everyday word that is also a name ("Park", "North", a model's "Mark"): word frequency cannot tell
-    "london" from "border", and people type places in lower case.
+    but for one everyday word that is also a name ("Park", "North", a model's "Mark") and a form of everyday words
+    that is neither a town of the gazetteer nor a country (a model's "Border", "Seller"): people type "london" in
+    lower case (:func:`~.places.everyday_place_word`; the guard reads these the same way).
     """
-    from ..lexicon import common_name_word, everyday_words
+    from ..lexicon import everyday_words
     from .catalog import all_identifying
+    from .places import everyday_place_word
 
     cats = all_identifying() if propagated is None else propagated
     forms: Dict[str, Tuple[str, str]] = {}
@@ -195,7 +197,7 @@ def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3,
             continue
         ordinary = ordinary_zipf is not None and form not in lower_found and (
             (cat == "PERSON" and _ordinary_words(form, ordinary_zipf)) or (cat == "ORG" and everyday_words(form))
-            or (cat == "LOC" and common_name_word(form)))
+            or (cat == "LOC" and everyday_place_word(form)))
         for m in surface_pattern(form, re.IGNORECASE).finditer(text):
             if not (ordinary and m.group().islower()):
                 extra.append(Span(m.start(), m.end(), cat, 0.7, source))

@@ -69,6 +69,29 @@ def _lower_gazetteer() -> FrozenSet[str]:
 
 
 @lru_cache(maxsize=1)
+def _known_places() -> FrozenSet[str]:
+    """Lower-case names of the gazetteer's towns and of countries."""
+    from faker.providers.address.en import Provider
+
+    return _lower_gazetteer() | frozenset(c.lower() for c in Provider.countries)
+
+
+def known_place(name: str) -> bool:
+    """Whether ``name`` (any case, any spacing) is a town of the gazetteer or a country ("london", "turkey";
+    not "border", "seller")."""
+    return " ".join(name.lower().split()) in _known_places()
+
+
+def everyday_place_word(form: str) -> bool:
+    """A place's form that co-reference copies and the egress guard reads only as written: one everyday word
+    that is also a name ("Park", "North"), or everyday words that are neither a town of the gazetteer nor a
+    country ("Border", "Seller"; not "London", "Turkey")."""
+    from ..lexicon import common_name_word, everyday_words
+
+    return common_name_word(form) or (everyday_words(form) and not known_place(form))
+
+
+@lru_cache(maxsize=1)
 def _big_cities() -> FrozenSet[str]:
     """Lower-case names of cities of 500,000+ people (GeoNames)."""
     return frozenset(c["name"].lower() for c in _cities() if c.get("population", 0) >= 500000)
