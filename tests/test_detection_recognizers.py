@@ -216,6 +216,26 @@ def test_a_name_that_is_an_everyday_word_or_stop_word_is_copied_only_as_written(
     assert "mark the box" in p.text and not p.repairs                       # the guard agrees: nothing to repair
 
 
+def test_a_name_the_text_writes_mostly_in_lower_case_is_copied_only_as_written():
+    """A names recognizer read "Cap" in a headline ("Small-Cap Value Investing") as a name; co-reference then
+    masked all 44 "cap" of the article ("small-cap value investors" went out as "small-henschel ...").  A name
+    written more often capitalised keeps its lower-case copies ("Oscar ... Classic failure oscar.")."""
+    from types import SimpleNamespace
+
+    from cloud_edge_privacy.core.egress import _needles
+    from cloud_edge_privacy.lexicon import mostly_lower_case
+
+    text = "Small-Cap Value. Many small-cap funds; small-cap risk, a cap on fees. Oscar failed. Oscar, oscar."
+    assert mostly_lower_case("Cap", text) and not mostly_lower_case("Oscar", text)
+    spans = [Span(text.index("Cap"), text.index("Cap") + 3, "PERSON", 0.6, "names:pair"),
+             Span(text.index("Oscar"), text.index("Oscar") + 5, "PERSON", 0.8, "names:first")]
+    out = [text[s.start:s.end] for s in propagate_mentions(text, spans, ordinary_zipf=3.5)]
+    assert "cap" not in out and "oscar" in out
+    exact = {p.pattern: case for _, _, p, case in _needles(SimpleNamespace(joined=text, spans=spans), set())}
+    assert all(case for pat, case in exact.items() if "Cap" in pat)              # the guard reads them alike
+    assert not any(case for pat, case in exact.items() if "Oscar" in pat)
+
+
 def test_an_organisation_of_everyday_words_is_not_copied_onto_its_lower_case_uses():
     text = "A Cross-Border seller. Cross-Border again; cross-border trade. Hudlvex and hudlvex."
     spans = [Span(2, 14, "ORG", 0.8, "spacy:ORG"), Span(text.index("Hudlvex"), text.index("Hudlvex") + 7, "ORG", 0.8,

@@ -65,6 +65,19 @@ def common_name_word(word: str) -> bool:
     return " " not in word and word.lower() in stop_words()
 
 
+def mostly_lower_case(form: str, text: str) -> bool:
+    """Whether ``form`` occurs in ``text`` (any case, on word boundaries) more often all in lower case than
+    otherwise: where "cap" is written 44 times and "Cap" once, it is a word, whatever a model read once.
+    Detection's co-reference and the egress guard's rule 1 both read such a person's name only as written."""
+    import re
+
+    from .spans import surface_pattern
+
+    found = [m.group() for m in surface_pattern(form.strip(), re.IGNORECASE).finditer(text)]
+    lower = sum(1 for f in found if f.islower())
+    return lower * 2 > len(found)
+
+
 COMMON_NAME_WORDS = {
     "will", "may", "june", "april", "august", "mark", "bill", "rose", "grace", "hope", "joy", "faith", "summer",
     "long", "young", "white", "black", "brown", "green", "gray", "grey", "king", "little", "price", "rich", "day",

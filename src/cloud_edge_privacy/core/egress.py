@@ -43,7 +43,7 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Seq
 from ..detection.catalog import all_identifying
 from ..detection.places import everyday_place_word
 from .gateway import ProtectedFields
-from ..lexicon import common_name_word, english_zipf, everyday_words, known_names
+from ..lexicon import common_name_word, english_zipf, everyday_words, known_names, mostly_lower_case
 from ..spans import Span
 from ..vocabulary import TITLES, tolerant_body
 
@@ -135,11 +135,12 @@ def _needles(prot: ProtectedFields, common: Set[str]) -> List[Tuple[str, str, "r
         if s.category == "CODE":
             items += [("code_digits", d) for d in _DIGITS.findall(surface)]
         for rule, value in items:
-            # a common word that is also a name: only where it is written as in the span ("Mark", not "mark"); so are
+            # a common word that is also a name, or a name the text writes mostly in lower case ("Cap" once, "cap"
+            # 44 times): only where it is written as in the span ("Mark", not "mark"); so are
             # an organisation of everyday words ("User", "Cross-Border") and a place of everyday words that is no
             # town or country ("Border"), as propagation copies them
             exact = value != value.lower() and (
-                (person and common_name_word(value))
+                (person and (common_name_word(value) or mostly_lower_case(value, prot.joined)))
                 or (s.category == "LOC" and rule == "identifier" and everyday_place_word(value))
                 or (s.category == "ORG" and rule == "identifier" and everyday_words(value)))
             key = (rule, value if exact else value.lower())

@@ -148,15 +148,16 @@ def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3,
     with a title ("Mr Li") propagates too, but only in its capitalised form.  Copies of a secret stay secrets.
     ``propagated``: the categories to propagate (default: those the registered recognizers declare identifying).
     ``ordinary_zipf``: a PERSON form made only of ordinary words ("Seller", "Small": in no name list and at least
-    this common in English, besides titles and stop words) is not copied onto its all-lower-case occurrences
-    unless it was found in lower case (the egress guard's rule 1 ignores such a form in any case); with it, an
+    this common in English, besides titles and stop words), or written more often in lower case than otherwise
+    in the text ("Cap" once, "cap" 44 times: :func:`~..lexicon.mostly_lower_case`), is not copied onto its
+    all-lower-case occurrences unless it was found in lower case (the egress guard's rule 1 ignores such a form in any case); with it, an
     organisation made only of everyday words (:func:`~..lexicon.everyday_words`: "User", "Cross-Border") is not
     copied onto its lower-case uses either (the guard looks for such a form only as it was written).  Places are,
     but for one everyday word that is also a name ("Park", "North", a model's "Mark") and a form of everyday words
     that is neither a town of the gazetteer nor a country (a model's "Border", "Seller"): people type "london" in
     lower case (:func:`~.places.everyday_place_word`; the guard reads these the same way).
     """
-    from ..lexicon import everyday_words
+    from ..lexicon import everyday_words, mostly_lower_case
     from .catalog import all_identifying
     from .places import everyday_place_word
 
@@ -196,7 +197,8 @@ def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3,
         if len(form) < min_len:
             continue
         ordinary = ordinary_zipf is not None and form not in lower_found and (
-            (cat == "PERSON" and _ordinary_words(form, ordinary_zipf)) or (cat == "ORG" and everyday_words(form))
+            (cat == "PERSON" and (_ordinary_words(form, ordinary_zipf) or mostly_lower_case(form, text)))
+            or (cat == "ORG" and everyday_words(form))
             or (cat == "LOC" and everyday_place_word(form)))
         for m in surface_pattern(form, re.IGNORECASE).finditer(text):
             if not (ordinary and m.group().islower()):
