@@ -234,6 +234,12 @@ def test_a_name_the_text_writes_mostly_in_lower_case_is_copied_only_as_written()
     exact = {p.pattern: case for _, _, p, case in _needles(SimpleNamespace(joined=text, spans=spans), set())}
     assert all(case for pat, case in exact.items() if "Cap" in pat)              # the guard reads them alike
     assert not any(case for pat, case in exact.items() if "Oscar" in pat)
+    # a model's lower-case PERSON of everyday words in no name list ("mum"), which the guard never looks for
+    text = "my mum said hi; mum and 100mi again, 100mi"
+    spans = [Span(3, 6, "PERSON", 0.6, "encoder:PERSON"), Span(24, 29, "PERSON", 0.5, "encoder:PERSON")]
+    out = [(s.start, text[s.start:s.end]) for s in propagate_mentions(text, spans, ordinary_zipf=3.5)]
+    assert (text.index("mum and"), "mum") not in out and (text.rindex("100mi"), "100mi") in out
+    assert not _needles(SimpleNamespace(joined=text, spans=spans[:1]), set())
 
 
 def test_an_organisation_of_everyday_words_is_not_copied_onto_its_lower_case_uses():

@@ -196,10 +196,11 @@ def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3,
     for form, (cat, source) in forms.items():
         if len(form) < min_len:
             continue
-        ordinary = ordinary_zipf is not None and form not in lower_found and (
-            (cat == "PERSON" and (_ordinary_words(form, ordinary_zipf) or mostly_lower_case(form, text)))
-            or (cat == "ORG" and everyday_words(form))
-            or (cat == "LOC" and everyday_place_word(form)))
+        ordinary = ordinary_zipf is not None and (
+            (cat == "PERSON" and _no_name_word(form, ordinary_zipf)) or form not in lower_found and (
+                (cat == "PERSON" and (_ordinary_words(form, ordinary_zipf) or mostly_lower_case(form, text)))
+                or (cat == "ORG" and everyday_words(form))
+                or (cat == "LOC" and everyday_place_word(form))))
         for m in surface_pattern(form, re.IGNORECASE).finditer(text):
             if not (ordinary and m.group().islower()):
                 extra.append(Span(m.start(), m.end(), cat, 0.7, source))
@@ -223,6 +224,16 @@ def _ordinary_words(form: str, zipf: float) -> bool:
     if letters and (not words or common_name_word(form)):
         return True  # "All", "Mark": the egress guard's rule 1 looks for them only as written
     return bool(words) and all(w not in known_names() and english_zipf(w) >= zipf for w in words)
+
+
+def _no_name_word(form: str, zipf: float) -> bool:
+    """A PERSON form of everyday words in no name list ("mum", "my boss"), which the egress guard never looks for:
+    not copied onto its lower-case uses even when a model read it in lower case."""
+    from ..lexicon import english_stop_words, english_zipf, known_names
+
+    words = [w for w in _LETTERS.findall(form) if w not in _TITLES and w not in english_stop_words()]
+    return bool(words) and not any(c.isdigit() for c in form) \
+        and all(w not in known_names() and english_zipf(w) >= zipf for w in words)
 
 
 _EDGE_SYMBOLS = "\u2022\u00b7\u25aa\u25cf\u25e6\u2023\u2219"  # bullets
