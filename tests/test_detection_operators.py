@@ -431,3 +431,15 @@ def test_a_model_span_leaves_lower_case_edge_words_that_only_it_read():
     # and a date keeps its words (TAB's "between 1980 and 1981", "approximately EUR 1,800")
     date = Span(*at("manager Priya"), "DATETIME", 0.6, "tab_ner:DATETIME")
     assert date in trim_lower_case_edges(text, [date, spans[1]])
+
+
+def test_a_time_relative_to_now_is_not_masked():
+    """"I was admitted yesterday, next month a check-up" went out with "[DATETIME_0116]" for "yesterday": a time
+    of words relative to now dates nothing (TAB's annotators never mark one).  Dates and durations with a number
+    stay ("five years" is a quasi-identifier in TAB)."""
+    from cloud_edge_privacy.detection.pipeline import trim_kept
+
+    text = "admitted yesterday; next month; every morning; five years; on 3 May; Friday"
+    spans = [Span(text.index(w), text.index(w) + len(w), "DATETIME", 0.6, "spacy:DATE")
+             for w in ("yesterday", "next month", "every morning", "five years", "3 May", "Friday")]
+    assert [text[s.start:s.end] for s in trim_kept(text, spans)] == ["five years", "3 May", "Friday"]

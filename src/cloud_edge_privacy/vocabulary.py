@@ -43,6 +43,16 @@ WEEKDAYS: Tuple[str, ...] = ("Monday", "Tuesday", "Wednesday", "Thursday", "Frid
 TITLES: FrozenSet[str] = frozenset({
     "mr", "mrs", "ms", "miss", "mx", "mme", "mlle", "dr", "prof", "professor", "judge", "sir", "dame", "madam",
     "lord", "lady"})
+# Words of times relative to now or to no date ("yesterday", "next month", "every morning"): a time made only of
+# them dates nothing (TAB's annotators never mark one; its durations carry a number: "five years").
+RELATIVE_TIME_WORDS: FrozenSet[str] = frozenset({
+    "today", "tonight", "tomorrow", "yesterday", "now", "currently", "recently", "soon", "later", "earlier", "ago",
+    "morning", "mornings", "afternoon", "afternoons", "evening", "evenings", "night", "nights", "noon", "midnight",
+    "day", "days", "daily", "week", "weeks", "weekly", "weekend", "weekends", "month", "months", "monthly", "year",
+    "years", "yearly", "annual", "annually", "quarter", "quarterly", "hour", "hours", "hourly", "minute", "minutes",
+    "second", "seconds", "decade", "decades", "season", "time", "past", "next", "last", "this", "that", "previous",
+    "following", "coming", "upcoming", "every", "each", "early", "late", "the", "a", "an", "of", "few", "several",
+    "couple", "some", "recent", "current", "same", "end", "beginning", "start", "mid", "rest", "whole", "all"})
 # Greetings and sign-offs around a name ("Dear Mr. Garcia", "Hello Erik", "Thanks, Tom"): never part of it.
 GREETINGS: FrozenSet[str] = frozenset({
     "dear", "hi", "hello", "hey", "greetings", "thanks", "regards", "cheers", "sincerely", "hallo", "liebe", "lieber",

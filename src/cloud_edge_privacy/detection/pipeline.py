@@ -10,7 +10,7 @@ from collections import OrderedDict
 from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..spans import Span, surface_pattern
-from ..vocabulary import GREETINGS, MONTH_ABBREVIATIONS, MONTHS, TITLES, WEEKDAYS
+from ..vocabulary import GREETINGS, MONTH_ABBREVIATIONS, MONTHS, RELATIVE_TIME_WORDS, TITLES, WEEKDAYS
 from .normalize import Normalized, normalize
 from .public_parties import drop_public_parties, is_public_institution
 from .recognizer import identifying, priorities, run_recognizer, spec_of
@@ -271,7 +271,8 @@ _OPEN, _CLOSE = "([{<", ")]}>"
 def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
     """Kept model spans without a comma, colon or unmatched bracket at their edges ("Ola Nordmann (" -> the
     name), a date, amount or code without the sentence's full stop ("12 June."), and no code that is one everyday
-    word ("born"): an operator would rewrite them with the value, and none of them identifies anyone."""
+    word ("born"), no time relative to now or to no date ("yesterday", "next month"): an operator would rewrite them
+    with the value, and none of them identifies anyone."""
     from ..lexicon import english_zipf, known_names
 
     out: List[Span] = []
@@ -295,8 +296,16 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
         if span.category == "CODE" and surface.isalpha() and surface.lower() not in known_names() \
                 and english_zipf(surface.lower()) >= 3.5:
             continue
+        if span.category == "DATETIME" and _relative_time(surface):
+            continue
         out.append(span if (s, e) == (span.start, span.end) else Span(s, e, span.category, span.score, span.source))
     return out
+
+
+def _relative_time(surface: str) -> bool:
+    """Whether a time is only words relative to now or to no date ("yesterday", "next month", "every morning")."""
+    words = re.findall(r"[^\W\d_]+", surface.lower())
+    return bool(words) and not any(c.isdigit() for c in surface) and all(w in RELATIVE_TIME_WORDS for w in words)
 
 
 def _without_glue_segments(text: str, s: int, e: int) -> Tuple[int, int]:
