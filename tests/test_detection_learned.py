@@ -195,3 +195,5 @@ def test_shape_candidates_find_brand_and_unknown_words_but_not_plain_english():
                      "Take2": "shape:letter_digit", "wadzpa": "shape:unknown_word",
                      "ADEREMI BIODUN": "shape:caps_run", "MEDITECH": "shape:caps_word"}, found
     assert ShapeRecognizer().analyze("Please review the attached report and THE SUMMARY before Monday.") == []
+    # a common word of another language is no unknown word (French job ads had every accented word masked)
+    assert ShapeRecognizer().analyze("la réparation des matériels, folgendem") == []

@@ -114,6 +114,20 @@ def english_zipf(word: str) -> float:
     return zipf_frequency(word, "en")
 
 
+# Other languages whose common words are no unknown word (wordfreq's large lists): French, German, Spanish,
+# Italian, Portuguese, Dutch.
+OTHER_LANGUAGES = ("fr", "de", "es", "it", "pt", "nl")
+
+
+@lru_cache(maxsize=16384)
+def common_in_another_language(word: str, zipf: float = 3.0) -> bool:
+    """Whether ``word`` is at least ``zipf`` common in one of :data:`OTHER_LANGUAGES` ("réparation",
+    "folgendem"), so not a name or handle that English does not know."""
+    from wordfreq import zipf_frequency
+
+    return any(zipf_frequency(word, lang) >= zipf for lang in OTHER_LANGUAGES)
+
+
 # wordfreq's Zipf scale: an organisation written only in words at least this common ("User", "Cross-Border", "Keto")
 # names the entity where it is capitalised as detected; its lower-case uses are the everyday words.
 EVERYDAY_ZIPF = 3.5

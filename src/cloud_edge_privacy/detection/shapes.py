@@ -24,10 +24,16 @@ _CAPS_RUN = re.compile(r"\b[A-Z][A-Z'’-]{2,}(?:\s+[A-Z][A-Z'’-]{2,}){1,3}\b"
 class ShapeRecognizer:
     """CamelCase and letter+digit tokens, runs of 2-4 ALL-CAPS words that are not common English, single ALL-CAPS
     words and capitalised words (inside a sentence) rare in English (Zipf < 2.5), and lower-case words English
-    does not know."""
+    does not know, nor do French, German, Spanish, Italian, Portuguese or Dutch as a common word."""
+
+    def warm_up(self) -> None:
+        """Load the other languages' word lists (about 1.5 s), not during a request."""
+        from ..lexicon import common_in_another_language
+
+        common_in_another_language("warmup")
 
     def analyze(self, text: str) -> List[Span]:
-        from ..lexicon import english_zipf, stop_words
+        from ..lexicon import common_in_another_language, english_zipf, stop_words
 
         stop = stop_words()
         out: List[Span] = []
@@ -50,6 +56,7 @@ class ShapeRecognizer:
                 initial = re.search(r"(?:^|[.!?:\n\"“(]\s*)$", text[max(0, m.start() - 3):m.start()])
                 if not initial and english_zipf(w.lower()) < 2.5:
                     out.append(Span(m.start(), m.end(), "MISC", 0.4, "shape:rare_capitalised"))
-            elif w.islower() and len(w) >= 5 and w.isalpha() and english_zipf(w) == 0.0:
+            elif w.islower() and len(w) >= 5 and w.isalpha() and english_zipf(w) == 0.0 \
+                    and not common_in_another_language(w):
                 out.append(Span(m.start(), m.end(), "MISC", 0.4, "shape:unknown_word"))
         return out
