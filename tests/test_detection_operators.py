@@ -28,6 +28,13 @@ def test_regex_recognizer_finds_structured_identifiers(text, surface, category):
     assert any(text[s.start:s.end] == surface and s.category == category for s in spans), spans
 
 
+def test_a_month_and_year_is_no_application_number():
+    """A CV's "Camp Beaumont Asia 06/2023 – 08/2023" went out as one code; a case file number keeps its year."""
+    text = "Camp Beaumont Asia 06/2023 – 08/2023; no. 36110/97; case no. 2-345/2004"
+    found = [text[s.start:s.end] for s in RegexRecognizer(["echr_application"]).analyze(text)]
+    assert found == ["36110/97", "2-345/2004"]
+
+
 def test_card_numbers_need_a_valid_luhn_checksum():
     text = "number 4111 1111 1111 1112 here"
     assert not [s for s in RegexRecognizer(["card"]).analyze(text)]

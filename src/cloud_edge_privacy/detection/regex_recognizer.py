@@ -33,8 +33,9 @@ PATTERNS: List[Tuple[str, str, "re.Pattern[str]", Optional[Callable[[str], bool]
      lambda s: _luhn_ok(re.sub(r"\D", "", s))),
     ("phone", "CODE", re.compile(r"(?<![\w/])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}\b"), None),
     ("iban", "CODE", re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}(?: ?[A-Z0-9]{1,3})?\b"), None),
-    # ECHR application numbers such as 36110/97 and case file numbers such as 2-345/2004
-    ("echr_application", "CODE", re.compile(r"\b\d{1,6}/\d{2,4}\b"), None),
+    # ECHR application numbers such as 36110/97 and case file numbers such as 2-345/2004; not a month and year
+    # ("06/2023 - 08/2023" in a CV), which TAB never writes as an application number
+    ("echr_application", "CODE", re.compile(r"\b(?:\d{1,6}/\d{2,3}|\d{1,3}-\d{1,6}/\d{4})\b"), None),
     ("long_number", "CODE", re.compile(r"\b\d{8,}\b"), None),
     ("date_dmy", "DATETIME", re.compile(rf"\b\d{{1,2}}(?:st|nd|rd|th)? {_MONTHS},? \d{{4}}\b"), None),
     ("date_mdy", "DATETIME", re.compile(rf"\b{_MONTHS} \d{{1,2}},? \d{{4}}\b"), None),
