@@ -426,6 +426,10 @@ def test_a_model_span_leaves_lower_case_edge_words_that_only_it_read():
              Span(*at("Brown & Partners LLP"), "ORG", 0.75, "org:pattern")]
     out = {text[s.start:s.end] for s in trim_lower_case_edges(text, spans)}
     assert out == {"Priya", "Brown & Partners LLP"}
+    # a rare lower-case word stays: a first name typed in lower case (the precision preset lost the unit)
+    demone = "ask demone Johnson"
+    span = Span(4, len(demone), "PERSON", 0.6, "learned:PERSON")
+    assert span in trim_lower_case_edges(demone, [span, Span(11, len(demone), "PERSON", 0.8, "names:first")])
     # a lower-case word of the name lists stays, and so does a span no other recognizer corroborates at its edge
     john = Span(text.rindex("manager john"), len(text) - len(" asked"), "PERSON", 0.6, "learned:PERSON")
     assert trim_lower_case_edges(text, [john]) == [john]

@@ -430,11 +430,12 @@ _TOKEN = re.compile(r"[\w'’-]+")
 
 
 def trim_lower_case_edges(text: str, spans: Sequence[Span]) -> List[Span]:
-    """A model's name, organisation or place without the lower-case words at its edges that no other span covers
-    and no name list holds, when the word it then begins or ends with is covered by another span: "manager Priya",
-    "Brown & Partners LLP confirming" (the name and the firm, which other recognizers read, without the words
-    around them); so is a greeting in any case ("Dear Mr. Garcia", "Hello Erik")."""
-    from ..lexicon import known_names
+    """A model's name, organisation or place without the everyday lower-case words at its edges that no other span
+    covers and no name list holds, when the word it then begins or ends with is covered by another span: "manager
+    Priya", "Brown & Partners LLP confirming" (the name and the firm, which other recognizers read, without the
+    words around them); so is a greeting in any case ("Dear Mr. Garcia", "Hello Erik").  A rare lower-case word
+    stays: "demone Johnson" is a first name typed in lower case."""
+    from ..lexicon import EVERYDAY_ZIPF, english_zipf, known_names
 
     out: List[Span] = []
     for span in spans:
@@ -450,7 +451,8 @@ def trim_lower_case_edges(text: str, spans: Sequence[Span]) -> List[Span]:
         def loose(w: Tuple[int, int]) -> bool:
             t = text[w[0]:w[1]]
             return not covered(w) and (t.lower() in GREETINGS or (
-                t.islower() and not any(c.isdigit() for c in t) and t not in known_names()))
+                t.islower() and not any(c.isdigit() for c in t) and t not in known_names()
+                and english_zipf(t) >= EVERYDAY_ZIPF))
 
         i, j = 0, len(words)
         while i < j and loose(words[i]):
