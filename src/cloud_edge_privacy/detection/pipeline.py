@@ -36,11 +36,12 @@ def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] =
     sends the words as they are).  Inside the best span, none of these counts: a span of the same words (the
     demonym list's "French" that a model called a person), a month or weekday ("May" in "5 May 2001"), a span
     without letters (a model's "code" over the date "12.03.1961"), a currency code ("NOK" in "NOK 45,000",
-    which a model called a place).  A union of month and weekday names only is a
-    date when a recognizer says so ("Monday", which a model called a place), and a place of month or weekday names
-    names no union ("$89.99 twice in March", where the gazetteer knows a town called March).  One name-list word inside a union of
-    three words or more does not name it when another span covers the whole ("Greenfield Primary in Bristol": a
-    school, with the first name "Bristol" in it).  ``text``: the text the spans are of; without it, only an identifying span
+    which a model called a place).  A union of month and weekday names only is a date when a recognizer says so
+    ("Monday", which a model called a place), and a place of month or weekday names names no union ("$89.99 twice
+    in March", where the gazetteer knows a town called March).  When the best span is a model's, the recognizers
+    that read the union whole vote for its category; a name-list word covering only part of a union does not name
+    it when another span covers the whole (:func:`_names_name_part`: "Greenfield Primary in Bristol", "Mayo
+    Clinic").  ``text``: the text the spans are of; without it, only an identifying span
     reaching beyond the best one counts."""
     from .catalog import all_identifying, all_priorities
 
@@ -150,8 +151,8 @@ def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3,
     ``ordinary_zipf``: a PERSON form made only of ordinary words ("Seller", "Small": in no name list and at least
     this common in English, besides titles and stop words), or written more often in lower case than otherwise
     in the text ("Cap" once, "cap" 44 times: :func:`~..lexicon.mostly_lower_case`), is not copied onto its
-    all-lower-case occurrences unless it was found in lower case (the egress guard's rule 1 ignores such a form in any case); with it, an
-    organisation made only of everyday words (:func:`~..lexicon.everyday_words`: "User", "Cross-Border") is not
+    all-lower-case occurrences unless it was found in lower case (the egress guard's rule 1 ignores such a form in
+    any case), nor is one of everyday words in no name list even then ("mum"); with it, an organisation made only of everyday words (:func:`~..lexicon.everyday_words`: "User", "Cross-Border") is not
     copied onto its lower-case uses either (the guard looks for such a form only as it was written).  Places are,
     but for one everyday word that is also a name ("Park", "North", a model's "Mark") and a form of everyday words
     that is neither a town of the gazetteer nor a country (a model's "Border", "Seller"): people type "london" in
