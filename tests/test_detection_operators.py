@@ -454,3 +454,21 @@ def test_a_time_relative_to_now_is_not_masked():
     spans = [Span(text.index(w), text.index(w) + len(w), "DATETIME", 0.6, "spacy:DATE")
              for w in ("yesterday", "next month", "every morning", "five years", "3 May", "Friday")]
     assert [text[s.start:s.end] for s in trim_kept(text, spans)] == ["five years", "3 May", "Friday"]
+
+
+def test_the_language_of_a_translation_is_not_masked():
+    """Seen as a user: "Translate to French: ..." went out as "Translate to Dravish: ...", and "translate this
+    email into German" as "into Baleares" (co-reference copied a model's "German").  A nationality stays masked,
+    and so does a language TAB marks ("presented in the Swedish language")."""
+    import os
+
+    os.environ.setdefault("CEP_SECRET_KEY", "ab" * 32)
+    from cloud_edge_privacy import Gateway
+    from cloud_edge_privacy.detection.free_text import translation_language
+
+    text = "Translate to French: hello. An English translation. He is a German national, in the Swedish language."
+    at = lambda w: (text.index(w), text.index(w) + len(w))  # noqa: E731
+    assert translation_language(text, *at("French")) and translation_language(text, *at("English"))
+    assert not translation_language(text, *at("German")) and not translation_language(text, *at("Swedish"))
+    out = Gateway("pseudonym").protect("Please translate this email into German: Dear Mr Weber, thanks.").text
+    assert out.startswith("Please translate this email into German: Dear Mr ") and "Weber" not in out

@@ -225,6 +225,19 @@ _DEMONYMS = (
     "Sammarinese|Saudi|Scottish|Serbian|Slovak|Slovakian|Slovenian|Somali|Spanish|Sudanese|Swedish|Swiss|Syrian|"
     "Tunisian|Turkish|Ukrainian|Uzbek|Vietnamese|Welsh|Yugoslav|Yemeni")
 _DEMONYM = re.compile(rf"\b(?:{_DEMONYMS})(?:\s+(?:national|nationals|citizen|citizens|origin|nationality))?\b")
+_TRANSLATE_TO = re.compile(r"(?i:\btranslat\w*\b[^.!?\n]{0,60}?\b(?:to|into|in)\s+(?:the\s+)?)$")
+_TRANSLATION = re.compile(r"(?i:\s+translation\b)")
+
+
+def translation_language(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` is a demonym naming the language of a translation ("Translate to French:",
+    "translate this into Spanish", "an English translation"): a request's language, not a person's nationality.
+    Not any language: TAB marks "presented in the Swedish language" (a film) as a quasi-identifier."""
+    if not re.fullmatch(rf"(?:{_DEMONYMS})", text[start:end]):
+        return False
+    return bool(_TRANSLATE_TO.search(text[max(0, start - 80):start])) or bool(_TRANSLATION.match(text, end))
+
+
 _COURT = re.compile(r"(?:\b(?:[A-ZÀ-Þ][\w'’-]+\s+){1,4}Tribunal|(?:\bAppeal Committee of the )?\bHouse of Lords|"
                     r"\bCourt of Appeal|\bSupreme Court|\bCourt of Justice(?: of the European Union)?)\b"
                     r"(?:\s+\([^)]{2,40}\))?|\b[A-Z][\w-]+ (?:army|garrison|regiment|barracks|constabulary)\b")

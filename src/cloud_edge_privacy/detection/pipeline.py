@@ -12,6 +12,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional,
 from ..spans import Span, surface_pattern
 from ..vocabulary import GREETINGS, MONTH_ABBREVIATIONS, MONTHS, RELATIVE_TIME_WORDS, TITLES, WEEKDAYS
 from .normalize import Normalized, normalize
+from .free_text import translation_language
 from .public_parties import drop_public_parties, is_public_institution
 from .recognizer import identifying, priorities, run_recognizer, spec_of
 from .structured import SECRET_PREFIX
@@ -609,4 +610,7 @@ class Detector:
         spans = propagate_mentions(text, spans, propagated=self.propagated, priority=self.priority,
                                    ordinary_zipf=self.ordinary_zipf) \
             if self.propagate else merge_spans(spans, self.priority, text)
+        # the language of a translation, whoever read it and wherever it was copied ("Translate to French" went out
+        # as "Translate to Dravish")
+        spans = [s for s in spans if not translation_language(text, s.start, s.end)]
         return drop_public_parties(text, spans) if self.drop_public_parties else spans
