@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from functools import lru_cache
-from typing import FrozenSet, List, Tuple
+from typing import FrozenSet, Iterable, List, Tuple
 
 
 def _names_of(provider: type, kind: str) -> List[str]:
@@ -73,9 +73,13 @@ def mostly_lower_case(form: str, text: str) -> bool:
 
     from .spans import surface_pattern
 
-    found = [m.group() for m in surface_pattern(form.strip(), re.IGNORECASE).finditer(text)]
-    lower = sum(1 for f in found if f.islower())
-    return lower * 2 > len(found)
+    return lower_case_majority(m.group() for m in surface_pattern(form.strip(), re.IGNORECASE).finditer(text))
+
+
+def lower_case_majority(occurrences: Iterable[str]) -> bool:
+    """Whether more than half of ``occurrences`` (a form as written at each place) are all in lower case."""
+    found = list(occurrences)
+    return sum(1 for f in found if f.islower()) * 2 > len(found)
 
 
 COMMON_NAME_WORDS = {

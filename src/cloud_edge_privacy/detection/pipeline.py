@@ -159,7 +159,7 @@ def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3,
     that is neither a town of the gazetteer nor a country (a model's "Border", "Seller"): people type "london" in
     lower case (:func:`~.places.everyday_place_word`; the guard reads these the same way).
     """
-    from ..lexicon import everyday_words, mostly_lower_case
+    from ..lexicon import everyday_words, lower_case_majority
     from .catalog import all_identifying
     from .places import everyday_place_word
 
@@ -198,12 +198,14 @@ def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3,
     for form, (cat, source) in forms.items():
         if len(form) < min_len:
             continue
+        found = list(surface_pattern(form, re.IGNORECASE).finditer(text))
         ordinary = ordinary_zipf is not None and (
             (cat == "PERSON" and _no_name_word(form, ordinary_zipf)) or form not in lower_found and (
-                (cat == "PERSON" and (_ordinary_words(form, ordinary_zipf) or mostly_lower_case(form, text)))
+                (cat == "PERSON" and (_ordinary_words(form, ordinary_zipf)
+                                      or lower_case_majority(m.group() for m in found)))
                 or (cat == "ORG" and everyday_words(form))
                 or (cat == "LOC" and everyday_place_word(form))))
-        for m in surface_pattern(form, re.IGNORECASE).finditer(text):
+        for m in found:
             if not (ordinary and m.group().islower()):
                 extra.append(Span(m.start(), m.end(), cat, 0.7, source))
     for form, cat in exact.items():
@@ -219,23 +221,29 @@ def _ordinary_words(form: str, zipf: float) -> bool:
     """Every word of a (lower-case) form, besides titles and stop words, in no name list and at least ``zipf``
     common in English (wordfreq's Zipf scale); or a form of stop words only; or one everyday word that is also a
     name ("mark": ``lexicon.COMMON_NAME_WORDS``).  The egress guard's rule 1 reads these the same way."""
-    from ..lexicon import common_name_word, english_stop_words, english_zipf, known_names
+    from ..lexicon import common_name_word, english_stop_words
 
     letters = [w for w in _LETTERS.findall(form) if w not in _TITLES]
     words = [w for w in letters if w not in english_stop_words()]
     if letters and (not words or common_name_word(form)):
         return True  # "All", "Mark": the egress guard's rule 1 looks for them only as written
+    return _everyday_non_names(words, zipf)
+
+
+def _everyday_non_names(words: Sequence[str], zipf: float) -> bool:
+    """At least one word, and every one in no name list and at least ``zipf`` common in English."""
+    from ..lexicon import english_zipf, known_names
+
     return bool(words) and all(w not in known_names() and english_zipf(w) >= zipf for w in words)
 
 
 def _no_name_word(form: str, zipf: float) -> bool:
     """A PERSON form of everyday words in no name list ("mum", "my boss"), which the egress guard never looks for:
     not copied onto its lower-case uses even when a model read it in lower case."""
-    from ..lexicon import english_stop_words, english_zipf, known_names
+    from ..lexicon import english_stop_words
 
     words = [w for w in _LETTERS.findall(form) if w not in _TITLES and w not in english_stop_words()]
-    return bool(words) and not any(c.isdigit() for c in form) \
-        and all(w not in known_names() and english_zipf(w) >= zipf for w in words)
+    return not any(c.isdigit() for c in form) and _everyday_non_names(words, zipf)
 
 
 _EDGE_SYMBOLS = "\u2022\u00b7\u25aa\u25cf\u25e6\u2023\u2219"  # bullets
