@@ -466,3 +466,17 @@ def test_a_pronoun_after_a_greeting_is_no_name():
                        ("Hello, I\u2019m Sofia Rossi", "Sofia Rossi")):
         found = [text[s.start:s.end] for s in rec.analyze(text)]
         assert name in found and not any(f.lower().startswith("i") and f != name for f in found), found
+
+
+def test_an_office_before_a_name_is_a_title_the_surrogate_keeps():
+    """"Councillor Sarah Hughes" went out as three surrogate names: an office or rank before a name is a title,
+    which detection reads as a cue and the pseudonym keeps; the name itself is replaced."""
+    import os
+
+    os.environ.setdefault("CEP_SECRET_KEY", "ab" * 32)
+    from cloud_edge_privacy import Gateway
+
+    text = "Please write to Councillor Sarah Hughes; Sergeant Paul Wright leads security."
+    sent = Gateway("pseudonym").protect(text).text
+    assert "Councillor " in sent and "Sergeant " in sent, sent
+    assert not any(w in sent for w in ("Sarah", "Hughes", "Paul", "Wright")), sent

@@ -42,7 +42,11 @@ WEEKDAYS: Tuple[str, ...] = ("Monday", "Tuesday", "Wednesday", "Thursday", "Frid
 # strips it when it propagates a mention, pseudonyms keep it.
 TITLES: FrozenSet[str] = frozenset({
     "mr", "mrs", "ms", "miss", "mx", "mme", "mlle", "dr", "prof", "professor", "judge", "sir", "dame", "madam",
-    "lord", "lady"})
+    "lord", "lady",
+    # offices and ranks written before a name ("Councillor Sarah Hughes" went out as three surrogate names)
+    "councillor", "councilor", "senator", "mayor", "governor", "sergeant", "sgt", "constable", "inspector",
+    "detective", "captain", "capt", "lieutenant", "colonel", "reverend", "rev", "pastor", "rabbi", "imam",
+    "bishop"})
 # Words of times relative to now or to no date ("yesterday", "next month", "every morning"): a time made only of
 # them dates nothing (TAB's annotators never mark one; its durations carry a number: "five years").
 RELATIVE_TIME_WORDS: FrozenSet[str] = frozenset({

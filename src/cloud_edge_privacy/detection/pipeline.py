@@ -9,6 +9,7 @@ import unicodedata
 from collections import OrderedDict
 from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from ..clinical import clinical_trim, drug_names, measurements
 from ..spans import Span, surface_pattern
 from ..vocabulary import GREETINGS, MONTH_ABBREVIATIONS, MONTHS, RELATIVE_TIME_WORDS, TITLES, WEEKDAYS
 from .normalize import Normalized, normalize
@@ -278,6 +279,18 @@ def tidy_span(text: str, span: Span) -> Optional[Span]:
 _OPEN, _CLOSE = "([{<", ")]}>"
 
 
+def _without_clinical(text: str, spans: List[Span]) -> List[Span]:
+    """Spans without their drugs, analytes, units and clinical values, which identify nobody ("creatinine
+    180 umol/L", "insulin glargine 20 units"; :func:`..clinical.clinical_trim`)."""
+    values = measurements(text)
+    out = []
+    for s in spans:
+        extent = clinical_trim(text, s.start, s.end, values)
+        if extent is not None:
+            out.append(s if extent == (s.start, s.end) else Span(extent[0], extent[1], s.category, s.score, s.source))
+    return out
+
+
 def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
     """Kept model spans without a comma, colon or unmatched bracket at their edges ("Ola Nordmann (" -> the
     name), a date, amount or code without the sentence's full stop ("12 June."), and no code that is one everyday
@@ -306,16 +319,28 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
         if span.category == "CODE" and surface.isalpha() and surface.lower() not in known_names() \
                 and english_zipf(surface.lower()) >= 3.5:
             continue
-        if span.category == "DATETIME" and _relative_time(surface):
+        if _relative_time(surface, span.category):
             continue
         out.append(span if (s, e) == (span.start, span.end) else Span(s, e, span.category, span.score, span.source))
     return out
 
 
-def _relative_time(surface: str) -> bool:
-    """Whether a time is only words relative to now or to no date ("yesterday", "next month", "every morning")."""
+_WEEKDAY_WORDS = frozenset(w.lower() for w in WEEKDAYS)
+_RANGE_WORDS = frozenset({"to", "through", "and", "or", "until", "till", "from", "on", "since"})
+
+
+def _relative_time(surface: str, category: str = "DATETIME") -> bool:
+    """Whether a time is only words relative to now or to no date ("yesterday", "next month", "every morning"),
+    weekdays included ("since Monday", "Friday morning", "Monday to Friday": a weekday without a date dates nothing,
+    and TAB's annotators never mark one).  A span of another category counts only with a weekday in it (a model
+    read "Monday" as a place)."""
     words = re.findall(r"[^\W\d_]+", surface.lower())
-    return bool(words) and not any(c.isdigit() for c in surface) and all(w in RELATIVE_TIME_WORDS for w in words)
+    if not words or any(c.isdigit() for c in surface):
+        return False
+    weekday = [w.rstrip("s") in _WEEKDAY_WORDS for w in words]
+    if category != "DATETIME" and not any(weekday):
+        return False
+    return all(d or w in RELATIVE_TIME_WORDS or (any(weekday) and w in _RANGE_WORDS) for w, d in zip(words, weekday))
 
 
 def _without_glue_segments(text: str, s: int, e: int) -> Tuple[int, int]:
@@ -549,6 +574,7 @@ class Detector:
                 hook()
         from .gating import LONG_TEXT
 
+        drug_names()
         long_text = " ".join([WARM_UP_TEXT] * (LONG_TEXT // len(WARM_UP_TEXT) + 2))
         self.analyze_many([WARM_UP_TEXT, long_text])
 
@@ -613,6 +639,7 @@ class Detector:
         spans = [t for t in (tidy_span(text, s) for s in spans) if t is not None]
         if self.decider is not None:
             spans = self.decider.keep(text, spans)  # type: ignore[attr-defined]
+        spans = _without_clinical(text, spans)
         spans = trim_kept(text, trim_lower_case_edges(text, split_at_joining_words(text, clip_at_identifiers(text,
                                                                                                        spans))))
         spans = propagate_mentions(text, spans, propagated=self.propagated, priority=self.priority,

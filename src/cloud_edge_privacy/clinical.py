@@ -1,0 +1,122 @@
+"""Clinical words and measurements, which identify nobody: drug names, laboratory analytes, tests, specialties and
+units, and values written with a clinical unit or after an analyte ("39.2 °C", "5.9 mmol/L", "BP 90/60 mmHg",
+"WBC 14.2", "metformin 1000 mg").
+
+HIPAA's Safe Harbor list of identifiers names none of them, and a clinician's question needs every one: the models
+read "creatinine" as a person, "lisinopril" as a place and "90/60" as a file number, and the cloud got "Pareto was
+Joseph" for "Troponin was 45 ng/L".  Detection leaves a span in clear when it holds nothing but these, numbers and
+everyday words (:func:`clinical_only`).  A word of the person-name lists is never a clinical word, so "Senna" or
+"Armin" stay names.
+
+Drug names come from the ``drug-named-entity-recognition`` package's dictionary (generic and brand names; MIT
+licence), read as data without importing the package, which loads caches from the home directory at import.
+"""
+from __future__ import annotations
+
+import bz2
+import importlib.util
+import pickle  # nosec: the dictionary file of an installed, pinned package, as trusted as its code
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import FrozenSet, List, Optional, Tuple
+
+from .errors import ModelFileError
+from .lexicon import EVERYDAY_ZIPF, english_zipf, function_words, known_names
+
+DRUG_PACKAGE = "drug_named_entity_recognition"
+DRUG_FILE = "drug_ner_dictionary.pkl.bz2"
+
+# Analytes, tests, scores, clinical abbreviations, insulins and specialties (lower case).  Short ones that are
+# also everyday words or initials ("na", "k", "pt", "ca") are left out: they count only inside a measurement.
+CLINICAL_TERMS: FrozenSet[str] = frozenset("""
+hb hgb haemoglobin hemoglobin hct haematocrit hematocrit wbc rbc plt platelets platelet neutrophils lymphocytes
+eosinophils monocytes crp esr procalcitonin sodium potassium chloride bicarbonate hco3 urea bun creatinine egfr gfr
+glucose hba1c a1c lactate pco2 po2 pao2 paco2 sao2 spo2 fio2 alt ast alp ggt bilirubin albumin inr aptt ptt
+fibrinogen d-dimer troponin tni tnt ck-mb bnp nt-probnp probnp tsh ft4 ft3 cortisol ferritin b12 folate magnesium
+phosphate calcium urate amylase lipase ldh cholesterol ldl hdl triglycerides psa cea afp hcg bhcg sbp dbp gcs
+news2 qsofa sofa apache lvef qtc qrs ecg ekg eeg emg cta ctpa mri mra cxr x-ray ultrasound echo tte tee dexa ercp
+ogd colonoscopy endoscopy biopsy csf abg vbg fbc cbc lfts lft tfts stemi nstemi covid covid-19 sars-cov-2 hiv hbv
+hcv mrsa insulin glargine detemir degludec aspart lispro glulisine cardiology neurology surgery radiology oncology
+nephrology gastroenterology urology orthopaedics orthopedics paediatrics pediatrics obstetrics gynaecology
+gynecology psychiatry dermatology endocrinology haematology hematology rheumatology pulmonology ophthalmology
+icu itu hdu nicu picu gp
+""".split())
+# labels of a clinical record: the word itself is no identifier, the value after it is (never a measurement)
+RECORD_LABELS: FrozenSet[str] = frozenset({"dob", "mrn"})
+
+_NUMBER = r"\d+(?:[.,]\d+)?"
+# a value or a range; never the start of a date ("14/02/1958")
+_RANGE = rf"{_NUMBER}(?:\s?(?:-|–|to|/)\s?{_NUMBER})?(?![/.-]\d)"
+_UNIT = (r"(?:[mµunp]?mol/l|mmol/mol|mg/dl|mg/l|g/dl|g/l|ng/ml|ng/l|ng/dl|pg/ml|[µu]g/l|mcg/l|[µu]g/ml|m?iu/l|"
+         r"m?u/l|meq/l|mosm/kg|(?:x|×)\s?10\^?[0-9⁹¹²]+/l|/[µu]l|/mm3|cells/[µu]l|mmhg|cmh2o|bpm|beats/min|"
+         r"breaths/min|l/min|ml/min|ml/h|ml/kg/h|mg/kg|m?cg/kg/min|[µu]g/kg/min|units?/kg|units?/h|mg|mcg|[µu]g|"
+         r"kg|ml|mm|cm|iu|units?|tabs?|tablets?|puffs?|drops|°\s?[cf]|º\s?[cf])")
+# a value with a clinical unit; a body temperature without its degree sign ("39.2 C")
+_WITH_UNIT = re.compile(rf"(?i)(?<![\w.]){_RANGE}\s?{_UNIT}(?![\w/])|(?<![\w.])(?:3[4-9]|4[0-3])[.,]\d\s?C\b")
+# a value right after an analyte or vital sign ("WBC 14.2", "HbA1c 8.4%", "BP 90/60", "SpO2 of 94%")
+_AFTER_ANALYTE = re.compile(
+    r"(?i)\b(?:" + "|".join(sorted((re.escape(t) for t in CLINICAL_TERMS), key=len, reverse=True))
+    + rf"|bp|hr|rr|temp|na|k|cr|ph)\b\s?(?:of|was|is|at|:|=)?\s?{_RANGE}\s?%?(?!\w)")
+# ECG leads and segments ("V4-V6", "ST depression"), CT scans ("CT abdomen"; "CT" alone may be Connecticut)
+_TESTS = re.compile(r"\bV[1-6](?:\s?[-–]\s?V[1-6])?\b|\bST[- ](?:segment|elevation|depression)s?\b|"
+                    r"\bCT\s(?:scan|abdomen|head|chest|thorax|pelvis|brain|angiogram|angiography|KUB)\b")
+_WORD = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)*")
+
+
+@lru_cache(maxsize=1)
+def drug_names() -> FrozenSet[str]:
+    """Single-word drug names (generic and brand, lower case) of the dictionary, without person names."""
+    spec = importlib.util.find_spec(DRUG_PACKAGE)
+    path = Path(next(iter(spec.submodule_search_locations or []), "")) / DRUG_FILE if spec else None
+    if path is None or not path.is_file():
+        raise ModelFileError(f"the clinical vocabulary needs the {DRUG_PACKAGE!r} package's {DRUG_FILE}: "
+                             f"pip install 'drug-named-entity-recognition==2.0.9'")
+    with bz2.open(path, "rb") as f:
+        data = pickle.load(f)  # nosec: see the import
+    names = known_names()
+    words = {w for w in data["drug_variant_to_canonical"] if re.fullmatch(r"[a-z][a-z-]{3,}", w)}
+    return frozenset(w for w in words if w not in names)
+
+
+def clinical_word(word: str) -> bool:
+    """A drug, analyte, test, specialty or unit name (any case), unless a person-name list holds it."""
+    low = word.lower()
+    return low in CLINICAL_TERMS or low in RECORD_LABELS or low in drug_names()
+
+
+def measurements(text: str) -> List[Tuple[int, int]]:
+    """Offsets of the clinical values, ECG leads and segments and CT scans in ``text``."""
+    return [m.span() for rx in (_WITH_UNIT, _AFTER_ANALYTE, _TESTS) for m in rx.finditer(text)]
+
+
+def clinical_trim(text: str, start: int, end: int, values: List[Tuple[int, int]]) -> Optional[Tuple[int, int]]:
+    """A span's extent without its clinical part, or ``None`` when nothing else is left.
+
+    Each word is clinical (a :func:`clinical_word`, or inside one of ``values``, the :func:`measurements` of
+    ``text``), plain (a function word, or an everyday lower-case word in no name list) or other.  A span of clinical
+    and plain words only is dropped ("insulin glargine 20 units", "45 ng/L, ECG showed ST depression"); otherwise
+    the words before its first other word, or after its last, go when they hold a clinical one ("Mrs Senna Patel
+    takes aspirin 75 mg" keeps "Mrs Senna Patel", "DOB 03/04/1971" its date).  A number outside a clinical value is
+    an other word ("MRN 12345678")."""
+    inside = [(a, b) for a, b in values if a < end and start < b]
+    kinds: List[Tuple[int, int, str]] = []
+    for m in _WORD.finditer(text, start, end):
+        w = m.group()
+        if clinical_word(w) or any(a <= m.start() and m.end() <= b for a, b in inside):
+            kind = "clinical"
+        elif w.lower() in function_words() or (w.islower() and w not in known_names()
+                                                and english_zipf(w) >= EVERYDAY_ZIPF):
+            kind = "plain"
+        else:
+            kind = "other"
+        kinds.append((m.start(), m.end(), kind))
+    others = [i for i, k in enumerate(kinds) if k[2] == "other"]
+    if not others:
+        return None if any(k[2] == "clinical" for k in kinds) else (start, end)
+    first, last = others[0], others[-1]
+    if any(k[2] == "clinical" for k in kinds[:first]):
+        start = kinds[first][0]
+    if any(k[2] == "clinical" for k in kinds[last + 1:]):
+        end = kinds[last][1]
+    return start, end
