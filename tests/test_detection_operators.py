@@ -485,3 +485,33 @@ def test_the_language_of_a_translation_is_not_masked():
     assert not translation_language(text, *at("German")) and not translation_language(text, *at("Swedish"))
     out = Gateway("pseudonym").protect("Please translate this email into German: Dear Mr Weber, thanks.").text
     assert out.startswith("Please translate this email into German: Dear Mr ") and "Weber" not in out
+
+
+def test_identifiers_of_program_code_are_not_masked():
+    """"def get_user(id" went out as "maria toft)" and JavaScript's "catalogItemId" as "xknirxaSpruHa": models read
+    identifiers as organisations and codes.  Names stay candidates: in an identifier ("john_smith"), in a string, and
+    a company written in camel case in prose; amounts and application numbers are no code."""
+    import os
+
+    from cloud_edge_privacy.detection.code_context import code_identifier
+
+    def code(text, surface):
+        start = text.index(surface)
+        return code_identifier(text, start, start + len(surface))
+
+    assert code("fix: def get_user(id): return", "def get_user(id")
+    assert code("var catalogItemId = current.cat_item;", "catalogItemId")
+    assert code("checker.isCatalogItemExcluded(catalogItemId);", "catalogItemId")
+    assert code("x; print(user)", "print(user")
+    assert not code("send_to(john_smith);", "john_smith")
+    assert not code('user = "John Smith";', "John Smith")
+    assert not code("I worked at DoorDash. Then", "DoorDash")
+    assert not code("between 1980 and 1981, the", "between 1980 and 1981")
+    assert not code("paid TRY 2,767.", "TRY 2,767")
+
+    os.environ.setdefault("CEP_SECRET_KEY", "ab" * 32)
+    from cloud_edge_privacy import Gateway
+
+    snippet = "var catalogItemId = current.cat_item.toString(); var isItemExcluded = checker.isCatalogItemExcluded(" \
+              "catalogItemId);"
+    assert Gateway("pseudonym").protect(snippet).text == snippet

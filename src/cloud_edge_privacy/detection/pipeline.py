@@ -13,6 +13,7 @@ from ..clinical import clinical_trim, drug_names, measurements
 from ..spans import Span, surface_pattern
 from ..vocabulary import GREETINGS, MONTH_ABBREVIATIONS, MONTHS, RELATIVE_TIME_WORDS, TITLES, WEEKDAYS
 from .normalize import Normalized, normalize
+from .code_context import code_identifier
 from .free_text import translation_language
 from .public_parties import drop_public_parties, is_public_institution
 from .recognizer import identifying, priorities, run_recognizer, spec_of
@@ -294,8 +295,9 @@ def _without_clinical(text: str, spans: List[Span]) -> List[Span]:
 def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
     """Kept model spans without a comma, colon or unmatched bracket at their edges ("Ola Nordmann (" -> the
     name), a date, amount or code without the sentence's full stop ("12 June."), and no code that is one everyday
-    word ("born"), no time relative to now or to no date ("yesterday", "next month"): an operator would rewrite them
-    with the value, and none of them identifies anyone."""
+    word ("born"), no time relative to now or to no date ("yesterday", "next month"), no identifier of program code
+    ("def get_user(id", :mod:`.code_context`): an operator would rewrite them with the value, and none of them
+    identifies anyone."""
     from ..lexicon import english_zipf, known_names
 
     out: List[Span] = []
@@ -319,7 +321,7 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
         if span.category == "CODE" and surface.isalpha() and surface.lower() not in known_names() \
                 and english_zipf(surface.lower()) >= 3.5:
             continue
-        if _relative_time(surface, span.category):
+        if _relative_time(surface, span.category) or code_identifier(text, s, e):
             continue
         out.append(span if (s, e) == (span.start, span.end) else Span(s, e, span.category, span.score, span.source))
     return out

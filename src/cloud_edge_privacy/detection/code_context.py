@@ -1,0 +1,59 @@
+"""Identifiers of program code are not private: "get_user", "catalogItemId", "def get_user(id" are what a
+developer's prompt is about.  Models read them as organisations and codes, and the cloud got "maria toft)" for
+"def get_user(id" to fix.
+
+A span is code when a code character is inside it ("(", "=", "{", ";"), or one is next to it, spaces aside (".",
+"=", "(" or "," before it; "(", ".", "=", ";", ")" or "," after it), and every word is a keyword, a snake_case or
+lowerCamelCase identifier, or an everyday lower-case word, with at least one keyword, identifier or call ("print(user"), and no number
+stands alone in it ("between 1980 and 1981", "TRY 2,767").  Company names
+written in camel case ("DoorDash", "eBay", "LinkedIn") are no identifiers here, an identifier with a word of the
+person-name lists in it stays a candidate ("send_to(john_smith)"), and so does a name inside a string (a quote is no
+code character).
+"""
+from __future__ import annotations
+
+import re
+from typing import List
+
+from ..lexicon import EVERYDAY_ZIPF, english_zipf, known_names
+
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
+_CALL = re.compile(r"[A-Za-z_]\w*\(")
+# lowerCamelCase with a first word of two letters or more: "catalogItemId", not "eBay", "iPhone" or "DoorDash"
+# (an employer's name in a CV)
+_CAMEL = re.compile(r"[a-z][a-z0-9]+[A-Z]")
+_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_CODE_CHARS = frozenset("(){}[]=;<>")
+# keywords no prose uses, of the languages people paste most (Python, JavaScript/TypeScript, Java, C#, C, Go):
+# evidence of code.  English words that are keywords too ("and", "for", "return") are only everyday words here.
+KEYWORDS = frozenset("""
+def elif var const lambda void bool boolean str int async await println printf struct enum func nullptr
+""".split())
+
+
+def _parts(identifier: str) -> List[str]:
+    """The lower-case words of a snake_case or camelCase identifier ("catalogItemId" -> catalog, item, id)."""
+    return [p.lower() for chunk in identifier.split("_") for p in _PART.findall(chunk)]
+
+
+def code_identifier(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` is program code, not a name (see the module docstring)."""
+    surface = text[start:end]
+    before, after = text[:start].rstrip()[-1:], text[end:].lstrip()[:1]
+    if not (any(c in _CODE_CHARS for c in surface) or after in tuple("(.=;),") or before in tuple(".=(,")):
+        return False
+    names = known_names()
+    styled = bool(_CALL.search(surface))  # "print(user": a call
+    for token in _TOKEN.findall(surface):
+        if token.isdigit():
+            return False  # an amount, a year, an application number: not code
+        low = token.lower()
+        if low in KEYWORDS:
+            styled = True
+        elif "_" in token.strip("_") or _CAMEL.match(token):
+            if any(p in names for p in _parts(token)):
+                return False
+            styled = True
+        elif not (token.islower() and token not in names and english_zipf(token) >= EVERYDAY_ZIPF):
+            return False
+    return styled
