@@ -2,7 +2,9 @@
 identifiers written beside them (names, record numbers, dates of birth, hospitals)."""
 import pytest
 
-from cloud_edge_privacy.clinical import clinical_trim, clinical_word, drug_names, measurements
+from cloud_edge_privacy.clinical import (CLINICAL_TERMS, RECORD_LABELS, clinical_trim, clinical_word, drug_names,
+                                        measurements)
+from cloud_edge_privacy.lexicon import known_names
 from cloud_edge_privacy.detection import build_detector
 
 
@@ -22,6 +24,7 @@ def test_drug_names_come_from_the_dictionary_without_person_names():
     assert {"metformin", "lisinopril", "spironolactone", "paracetamol", "clarithromycin"} <= drugs
     assert "senna" not in drugs and "armin" not in drugs  # also first names: never read as drugs
     assert clinical_word("Troponin") and clinical_word("CRP") and not clinical_word("Pierce")
+    assert not (CLINICAL_TERMS | RECORD_LABELS) & known_names()  # the hand-written list holds no name either
 
 
 @pytest.mark.parametrize("text, value", [
@@ -56,7 +59,8 @@ def test_clinical_spans_are_dropped_or_trimmed_to_what_identifies():
 @pytest.mark.parametrize("text", [
     "Troponin was 45 ng/L, ECG showed ST depression in V4-V6. What is the next step?",
     "She is on insulin glargine 20 units at night and metformin 1000 mg twice daily; HbA1c 8.4%.",
-    "Temperature 39.2 C, heart rate 112 bpm, blood pressure 90/60 mmHg, lactate 4.1 mmol/L. Does this meet sepsis criteria?",
+    "Temperature 39.2 C, heart rate 112 bpm, blood pressure 90/60 mmHg, lactate 4.1 mmol/L. Does this meet sepsis "
+    "criteria?",
     "Potassium 5.9 mmol/L and creatinine 180 umol/L in a patient on lisinopril and spironolactone.",
 ])
 def test_the_default_detector_leaves_clinical_questions_in_clear(default, text):

@@ -4,9 +4,9 @@ units, and values written with a clinical unit or after an analyte ("39.2 °C", 
 
 HIPAA's Safe Harbor list of identifiers names none of them, and a clinician's question needs every one: the models
 read "creatinine" as a person, "lisinopril" as a place and "90/60" as a file number, and the cloud got "Pareto was
-Joseph" for "Troponin was 45 ng/L".  Detection leaves a span in clear when it holds nothing but these, numbers and
-everyday words (:func:`clinical_only`).  A word of the person-name lists is never a clinical word, so "Senna" or
-"Armin" stay names.
+Joseph" for "Troponin was 45 ng/L".  Detection drops a kept span that holds nothing but these and everyday words,
+and cuts them off the edges of the others (:func:`clinical_trim`).  A word of the person-name lists is never a
+clinical word, so "Senna" or "Armin" stay names (the hand-written list holds none: a test checks it).
 
 Drug names come from the ``drug-named-entity-recognition`` package's dictionary (generic and brand names; MIT
 licence), read as data without importing the package, which loads caches from the home directory at import.
@@ -34,13 +34,13 @@ hb hgb haemoglobin hemoglobin hct haematocrit hematocrit wbc rbc plt platelets p
 eosinophils monocytes crp esr procalcitonin sodium potassium chloride bicarbonate hco3 urea bun creatinine egfr gfr
 glucose hba1c a1c lactate pco2 po2 pao2 paco2 sao2 spo2 fio2 alt ast alp ggt bilirubin albumin inr aptt ptt
 fibrinogen d-dimer troponin tni tnt ck-mb bnp nt-probnp probnp tsh ft4 ft3 cortisol ferritin b12 folate magnesium
-phosphate calcium urate amylase lipase ldh cholesterol ldl hdl triglycerides psa cea afp hcg bhcg sbp dbp gcs
-news2 qsofa sofa apache lvef qtc qrs ecg ekg eeg emg cta ctpa mri mra cxr x-ray ultrasound echo tte tee dexa ercp
+phosphate calcium urate amylase lipase ldh cholesterol ldl hdl triglycerides psa afp hcg bhcg sbp dbp gcs
+news2 qsofa sofa apache lvef qtc qrs ecg ekg eeg emg cta ctpa mri mra cxr x-ray ultrasound tte tee dexa ercp
 ogd colonoscopy endoscopy biopsy csf abg vbg fbc cbc lfts lft tfts stemi nstemi covid covid-19 sars-cov-2 hiv hbv
 hcv mrsa insulin glargine detemir degludec aspart lispro glulisine cardiology neurology surgery radiology oncology
 nephrology gastroenterology urology orthopaedics orthopedics paediatrics pediatrics obstetrics gynaecology
 gynecology psychiatry dermatology endocrinology haematology hematology rheumatology pulmonology ophthalmology
-icu itu hdu nicu picu gp
+icu itu hdu picu gp
 """.split())
 # labels of a clinical record: the word itself is no identifier, the value after it is (never a measurement)
 RECORD_LABELS: FrozenSet[str] = frozenset({"dob", "mrn"})
@@ -80,7 +80,7 @@ def drug_names() -> FrozenSet[str]:
 
 
 def clinical_word(word: str) -> bool:
-    """A drug, analyte, test, specialty or unit name (any case), unless a person-name list holds it."""
+    """A drug (in no person-name list), analyte, test, specialty or record label, in any case."""
     low = word.lower()
     return low in CLINICAL_TERMS or low in RECORD_LABELS or low in drug_names()
 

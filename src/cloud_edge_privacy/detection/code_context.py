@@ -4,11 +4,11 @@ developer's prompt is about.  Models read them as organisations and codes, and t
 
 A span is code when a code character is inside it ("(", "=", "{", ";"), or one is next to it, spaces aside (".",
 "=", "(" or "," before it; "(", ".", "=", ";", ")" or "," after it), and every word is a keyword, a snake_case or
-lowerCamelCase identifier, or an everyday lower-case word, with at least one keyword, identifier or call ("print(user"), and no number
-stands alone in it ("between 1980 and 1981", "TRY 2,767").  Company names
-written in camel case ("DoorDash", "eBay", "LinkedIn") are no identifiers here, an identifier with a word of the
-person-name lists in it stays a candidate ("send_to(john_smith)"), and so does a name inside a string (a quote is no
-code character).
+lowerCamelCase identifier, or an everyday lower-case word, with at least one keyword, identifier or call
+("print(user"), and no number stands alone in it ("between 1980 and 1981", "TRY 2,767").  Company names written in
+camel case ("DoorDash", "eBay", "LinkedIn") are no identifiers here, an identifier with a word of the person-name
+lists in it stays a candidate ("send_to(john_smith)"), and so does a name inside a string (a quote is no code
+character).
 """
 from __future__ import annotations
 
