@@ -2,8 +2,8 @@
 identifiers written beside them (names, record numbers, dates of birth, hospitals)."""
 import pytest
 
-from cloud_edge_privacy.clinical import (CLINICAL_TERMS, RECORD_LABELS, clinical_trim, clinical_word, drug_names,
-                                        measurements)
+from cloud_edge_privacy.clinical import CLINICAL_TERMS, RECORD_LABELS, clinical_word, drug_names, measurements
+from cloud_edge_privacy.trade_terms import trade_phrases, trade_trim
 from cloud_edge_privacy.lexicon import known_names
 from cloud_edge_privacy.detection import build_detector
 
@@ -15,7 +15,7 @@ def default():
 
 def _trim(text: str, surface: str):
     start = text.index(surface)
-    out = clinical_trim(text, start, start + len(surface), measurements(text))
+    out = trade_trim(text, start, start + len(surface), trade_phrases(text))
     return None if out is None else text[out[0]:out[1]]
 
 

@@ -5,7 +5,7 @@ units, and values written with a clinical unit or after an analyte ("39.2 °C", 
 HIPAA's Safe Harbor list of identifiers names none of them, and a clinician's question needs every one: the models
 read "creatinine" as a person, "lisinopril" as a place and "90/60" as a file number, and the cloud got "Pareto was
 Joseph" for "Troponin was 45 ng/L".  Detection drops a kept span that holds nothing but these and everyday words,
-and cuts them off the edges of the others (:func:`clinical_trim`).  A word of the person-name lists is never a
+and cuts them off the edges of the others (:func:`.trade_terms.trade_trim`).  A word of the person-name lists is never a
 clinical word, so "Senna" or "Armin" stay names (the hand-written list holds none: a test checks it).
 
 Drug names come from the ``drug-named-entity-recognition`` package's dictionary (generic and brand names; MIT
@@ -19,10 +19,10 @@ import pickle  # nosec: the dictionary file of an installed, pinned package, as 
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import FrozenSet, List, Optional, Tuple
+from typing import FrozenSet, List, Tuple
 
 from .errors import ModelFileError
-from .lexicon import EVERYDAY_ZIPF, english_zipf, function_words, known_names
+from .lexicon import known_names
 
 DRUG_PACKAGE = "drug_named_entity_recognition"
 DRUG_FILE = "drug_ner_dictionary.pkl.bz2"
@@ -61,7 +61,6 @@ _AFTER_ANALYTE = re.compile(
 # ECG leads and segments ("V4-V6", "ST depression"), CT scans ("CT abdomen"; "CT" alone may be Connecticut)
 _TESTS = re.compile(r"\bV[1-6](?:\s?[-–]\s?V[1-6])?\b|\bST[- ](?:segment|elevation|depression)s?\b|"
                     r"\bCT\s(?:scan|abdomen|head|chest|thorax|pelvis|brain|angiogram|angiography|KUB)\b")
-_WORD = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)*")
 
 
 @lru_cache(maxsize=1)
@@ -88,35 +87,3 @@ def clinical_word(word: str) -> bool:
 def measurements(text: str) -> List[Tuple[int, int]]:
     """Offsets of the clinical values, ECG leads and segments and CT scans in ``text``."""
     return [m.span() for rx in (_WITH_UNIT, _AFTER_ANALYTE, _TESTS) for m in rx.finditer(text)]
-
-
-def clinical_trim(text: str, start: int, end: int, values: List[Tuple[int, int]]) -> Optional[Tuple[int, int]]:
-    """A span's extent without its clinical part, or ``None`` when nothing else is left.
-
-    Each word is clinical (a :func:`clinical_word`, or inside one of ``values``, the :func:`measurements` of
-    ``text``), plain (a function word, or an everyday lower-case word in no name list) or other.  A span of clinical
-    and plain words only is dropped ("insulin glargine 20 units", "45 ng/L, ECG showed ST depression"); otherwise
-    the words before its first other word, or after its last, go when they hold a clinical one ("Mrs Senna Patel
-    takes aspirin 75 mg" keeps "Mrs Senna Patel", "DOB 03/04/1971" its date).  A number outside a clinical value is
-    an other word ("MRN 12345678")."""
-    inside = [(a, b) for a, b in values if a < end and start < b]
-    kinds: List[Tuple[int, int, str]] = []
-    for m in _WORD.finditer(text, start, end):
-        w = m.group()
-        if clinical_word(w) or any(a <= m.start() and m.end() <= b for a, b in inside):
-            kind = "clinical"
-        elif w.lower() in function_words() or (w.islower() and w not in known_names()
-                                                and english_zipf(w) >= EVERYDAY_ZIPF):
-            kind = "plain"
-        else:
-            kind = "other"
-        kinds.append((m.start(), m.end(), kind))
-    others = [i for i, k in enumerate(kinds) if k[2] == "other"]
-    if not others:
-        return None if any(k[2] == "clinical" for k in kinds) else (start, end)
-    first, last = others[0], others[-1]
-    if any(k[2] == "clinical" for k in kinds[:first]):
-        start = kinds[first][0]
-    if any(k[2] == "clinical" for k in kinds[last + 1:]):
-        end = kinds[last][1]
-    return start, end

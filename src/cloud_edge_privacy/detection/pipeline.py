@@ -9,8 +9,9 @@ import unicodedata
 from collections import OrderedDict
 from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from ..clinical import clinical_trim, drug_names, measurements
+from ..clinical import drug_names
 from ..spans import Span, surface_pattern
+from ..trade_terms import trade_phrases, trade_trim
 from ..vocabulary import GREETINGS, MONTH_ABBREVIATIONS, MONTHS, RELATIVE_TIME_WORDS, TITLES, WEEKDAYS
 from .normalize import Normalized, normalize
 from .code_context import code_identifier
@@ -280,13 +281,16 @@ def tidy_span(text: str, span: Span) -> Optional[Span]:
 _OPEN, _CLOSE = "([{<", ")]}>"
 
 
-def _without_clinical(text: str, spans: List[Span]) -> List[Span]:
-    """Spans without their drugs, analytes, units and clinical values, which identify nobody ("creatinine
-    180 umol/L", "insulin glargine 20 units"; :func:`..clinical.clinical_trim`)."""
-    values = measurements(text)
+def _without_trade_terms(text: str, spans: List[Span]) -> List[Span]:
+    """Spans without their drugs, analytes, clinical values, software names and instruction verbs, which identify
+    nobody ("creatinine 180 umol/L", "Python, SQL and Power BI"; :func:`..trade_terms.trade_trim`)."""
+    values = trade_phrases(text)
     out = []
     for s in spans:
-        extent = clinical_trim(text, s.start, s.end, values)
+        if s.source.startswith(("structured", SECRET_PREFIX)):  # a URL's "https", a key: validated, kept whole
+            out.append(s)
+            continue
+        extent = trade_trim(text, s.start, s.end, values)
         if extent is not None:
             out.append(s if extent == (s.start, s.end) else Span(extent[0], extent[1], s.category, s.score, s.source))
     return out
@@ -641,7 +645,7 @@ class Detector:
         spans = [t for t in (tidy_span(text, s) for s in spans) if t is not None]
         if self.decider is not None:
             spans = self.decider.keep(text, spans)  # type: ignore[attr-defined]
-        spans = _without_clinical(text, spans)
+        spans = _without_trade_terms(text, spans)
         spans = trim_kept(text, trim_lower_case_edges(text, split_at_joining_words(text, clip_at_identifiers(text,
                                                                                                        spans))))
         spans = propagate_mentions(text, spans, propagated=self.propagated, priority=self.priority,

@@ -1,0 +1,120 @@
+"""Words of a trade that identify nobody, and the rule that keeps them out of the masks.
+
+Three kinds, each written as people write to an assistant:
+
+* clinical words and values (:mod:`.clinical`): "creatinine 180 umol/L", "insulin glargine 20 units";
+* software, programming languages and formats (:data:`TECH_TERMS`, :data:`_TECH_PHRASES`): "skilled in Python, SQL
+  and Power BI" went out as "skilled in Brantgum, Woodfort", "Write a SQL query" as "Write a KKO query".  Products
+  whose maker is a company people work at under the same name (Docker, GitHub, Tableau, Oracle, SAP, AWS) are not
+  in the list: "I worked at Tableau" names an employer;
+* the verb of an instruction at the start of a sentence ("Summarise this meeting" went out as "Koch this
+  meeting"), and the greeting of a letter ("Dear Mr. Olsen" went out as "Kimberly Mr. Galiano").
+
+A word of the person-name lists is never one of them ("Julia", "Ruby", "Swift" stay names).
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import FrozenSet, List, Optional, Tuple
+
+from .clinical import clinical_word, measurements
+from .lexicon import EVERYDAY_ZIPF, english_zipf, function_words, known_names
+from .vocabulary import GREETINGS
+
+TECH_TERMS: FrozenSet[str] = frozenset("""
+python java javascript typescript sql mysql postgresql postgres sqlite mongodb php kotlin scala perl html html5 css
+css3 json yaml xml csv bash powershell vba excel powerpoint outlook sharepoint onedrive linux macos android ios
+ubuntu debian centos pandas numpy scipy matplotlib tensorflow pytorch keras scikit-learn sklearn react reactjs
+angular vue vuejs django flask fastapi kubernetes k8s jupyter matlab spss stata api apis rest restful graphql http
+https ssh ftp tcp dns vpn wifi bluetooth usb pdf docx xlsx jpeg png gif mp4 chatgpt gpt-4 llm llms
+""".split())
+_TECH_PHRASES = re.compile(r"\bPower\s?BI\b|\bC\+\+|\bC#|\.NET\b|\bNode\.js\b|\bVisual Studio(?: Code)?\b|"
+                           r"\bVS ?Code\b|\bMicrosoft (?:Excel|Word|PowerPoint|Outlook|Teams|Office|365)\b|"
+                           r"\bGoogle (?:Sheets|Docs|Slides|Drive|Analytics)\b|\bObjective-C\b", re.IGNORECASE)
+INSTRUCTION_VERBS: FrozenSet[str] = frozenset("""
+summarise summarize explain write rewrite translate draft create generate list give describe compare calculate
+proofread paraphrase convert suggest analyse analyze edit check answer correct improve outline define classify
+extract format shorten expand simplify polish review
+""".split())
+# words that make a name an organisation's: a span with one keeps its trade terms ("Excel Systems", a company)
+ORGANISATION_WORDS: FrozenSet[str] = frozenset("""
+systems solutions technologies technology software labs lab group inc ltd llc corp corporation company co consulting
+services partners associates gmbh plc ag sa bv holdings ventures networks analytics capital bank university college
+school hospital clinic institute centre center foundation agency
+""".split())
+_SENTENCE_START = re.compile(r"(?:^|(?<=[.!?:;\n])\s*)([A-Z][a-z]+)\b")
+_WORD = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)*")
+
+
+@lru_cache(maxsize=1)
+def _tech_words() -> FrozenSet[str]:
+    return TECH_TERMS - known_names()
+
+
+@lru_cache(maxsize=1)
+def _greetings() -> FrozenSet[str]:
+    return frozenset(g.lower() for g in GREETINGS if " " not in g) - known_names()
+
+
+def trade_word(word: str) -> bool:
+    """A clinical word, a software, language or format name, or a greeting, in any case, in no person-name list."""
+    return clinical_word(word) or word.lower() in _tech_words() or word.lower() in _greetings()
+
+
+def trade_phrases(text: str) -> List[Tuple[int, int]]:
+    """Offsets of the clinical values, software names of several words or signs ("Power BI", "C++") and
+    instruction verbs that start a sentence in ``text``."""
+    verbs = [m.span(1) for m in _SENTENCE_START.finditer(text)
+             if m.group(1).lower() in INSTRUCTION_VERBS and m.group(1).lower() not in known_names()]
+    return measurements(text) + [m.span() for m in _TECH_PHRASES.finditer(text)] + verbs
+
+
+def _in_address(text: str, start: int, end: int) -> bool:
+    """Whether the run of non-space characters around ``text[start:end]`` is a URL, path or e-mail address."""
+    chunk_start = start
+    while chunk_start > 0 and not text[chunk_start - 1].isspace():
+        chunk_start -= 1
+    chunk_end = end
+    while chunk_end < len(text) and not text[chunk_end].isspace():
+        chunk_end += 1
+    chunk = text[chunk_start:chunk_end]
+    return "/" in chunk or "@" in chunk
+
+
+def trade_trim(text: str, start: int, end: int, values: List[Tuple[int, int]]) -> Optional[Tuple[int, int]]:
+    """A span's extent without its trade terms, or ``None`` when nothing else is left.
+
+    Each word is a term (a :func:`trade_word`, or inside one of ``values``, the :func:`trade_phrases` of
+    ``text``), plain (a function word, or an everyday lower-case word in no name list) or other.  A span of terms and
+    plain words only is dropped ("insulin glargine 20 units", "Python, SQL and Power BI"); otherwise the words before
+    its first other word, or after its last, go when they hold a term ("Mrs Senna Patel takes aspirin 75 mg" keeps
+    "Mrs Senna Patel", "DOB 03/04/1971" its date).  A number outside a clinical value is an other word ("MRN
+    12345678"), and a span with an organisation's word keeps its extent ("Excel Systems")."""
+    inside = [(a, b) for a, b in values if a < end and start < b]
+    kinds: List[Tuple[int, int, str]] = []
+    for m in _WORD.finditer(text, start, end):
+        w = m.group()
+        if w.lower() in ORGANISATION_WORDS:
+            return start, end
+        if any(a <= m.start() and m.end() <= b for a, b in inside):
+            kind = "term"
+        elif _in_address(text, m.start(), m.end()):
+            kind = "other"  # "https" of a URL, "python" of a path or an e-mail: part of what identifies
+        elif trade_word(w):
+            kind = "term"
+        elif w.lower() in function_words() or (w.islower() and w not in known_names()
+                                                and english_zipf(w) >= EVERYDAY_ZIPF):
+            kind = "plain"
+        else:
+            kind = "other"
+        kinds.append((m.start(), m.end(), kind))
+    others = [i for i, k in enumerate(kinds) if k[2] == "other"]
+    if not others:
+        return None if any(k[2] == "term" for k in kinds) else (start, end)
+    first, last = others[0], others[-1]
+    if any(k[2] == "term" for k in kinds[:first]):
+        start = kinds[first][0]
+    if any(k[2] == "term" for k in kinds[last + 1:]):
+        end = kinds[last][1]
+    return start, end
