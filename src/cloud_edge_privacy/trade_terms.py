@@ -20,7 +20,7 @@ from typing import FrozenSet, List, Optional, Tuple
 
 from .clinical import clinical_word, measurements
 from .lexicon import EVERYDAY_ZIPF, english_zipf, function_words, known_names
-from .vocabulary import GREETINGS
+from .vocabulary import GREETINGS, TITLES
 
 TECH_TERMS: FrozenSet[str] = frozenset("""
 python java javascript typescript sql mysql postgresql postgres sqlite mongodb php kotlin scala perl html html5 css
@@ -45,6 +45,8 @@ school hospital clinic institute centre center foundation agency
 """.split())
 _SENTENCE_START = re.compile(r"(?:^|(?<=[.!?:;\n])\s*)([A-Z][a-z]+)\b")
 _WORD = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)*")
+# "Dr. Write": a surname after a title's dot, not a sentence's first word
+_AFTER_TITLE = re.compile(r"(?i)\b(?:" + "|".join(sorted(TITLES, key=len, reverse=True)) + r")\.\s*$")
 
 
 @lru_cache(maxsize=1)
@@ -66,7 +68,8 @@ def trade_phrases(text: str) -> List[Tuple[int, int]]:
     """Offsets of the clinical values, software names of several words or signs ("Power BI", "C++") and
     instruction verbs that start a sentence in ``text``."""
     verbs = [m.span(1) for m in _SENTENCE_START.finditer(text)
-             if m.group(1).lower() in INSTRUCTION_VERBS and m.group(1).lower() not in known_names()]
+             if m.group(1).lower() in INSTRUCTION_VERBS and m.group(1).lower() not in known_names()
+             and not _AFTER_TITLE.search(text, 0, m.start(1))]
     return measurements(text) + [m.span() for m in _TECH_PHRASES.finditer(text)] + verbs
 
 
