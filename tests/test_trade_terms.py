@@ -26,6 +26,7 @@ def test_phrases_and_instruction_verbs_start_sentences_only():
     found = [text[a:b] for a, b in trade_phrases(text)]
     assert "Summarise" in found and "C++" in found and "Power BI" in found
     assert "summarise" not in found  # lower case, not at a sentence's start
+    assert not trade_phrases("see researchgate.net")  # a domain's ".net" is no .NET
     titled = "Ask Dr. Write. Write to her."
     assert trade_phrases(titled) == [(15, 20)]  # the second "Write" only: the first is a surname after a title
 

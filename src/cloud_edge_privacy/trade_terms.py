@@ -29,7 +29,7 @@ ubuntu debian centos pandas numpy scipy matplotlib tensorflow pytorch keras scik
 angular vue vuejs django flask fastapi kubernetes k8s jupyter matlab spss stata api apis rest restful graphql http
 https ssh ftp tcp dns vpn wifi bluetooth usb pdf docx xlsx jpeg png gif mp4 chatgpt gpt-4 llm llms
 """.split())
-_TECH_PHRASES = re.compile(r"\bPower\s?BI\b|\bC\+\+|\bC#|\.NET\b|\bNode\.js\b|\bVisual Studio(?: Code)?\b|"
+_TECH_PHRASES = re.compile(r"\bPower\s?BI\b|\bC\+\+|\bC#|(?-i:(?<![\w.])\.NET|\bASP\.NET)\b|\bNode\.js\b|\bVisual Studio(?: Code)?\b|"
                            r"\bVS ?Code\b|\bMicrosoft (?:Excel|Word|PowerPoint|Outlook|Teams|Office|365)\b|"
                            r"\bGoogle (?:Sheets|Docs|Slides|Drive|Analytics)\b|\bObjective-C\b", re.IGNORECASE)
 INSTRUCTION_VERBS: FrozenSet[str] = frozenset("""
@@ -45,6 +45,7 @@ school hospital clinic institute centre center foundation agency
 """.split())
 _SENTENCE_START = re.compile(r"(?:^|(?<=[.!?:;\n])\s*)([A-Z][a-z]+)\b")
 _WORD = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)*")
+_DOMAIN = re.compile(r"(?i)\b[a-z0-9-]{2,}\.[a-z]{2,}\b")  # "researchgate.net": its ".net" is no .NET
 # "Dr. Write": a surname after a title's dot, not a sentence's first word
 _AFTER_TITLE = re.compile(r"(?i)\b(?:" + "|".join(sorted(TITLES, key=len, reverse=True)) + r")\.\s*$")
 
@@ -74,7 +75,8 @@ def trade_phrases(text: str) -> List[Tuple[int, int]]:
 
 
 def _in_address(text: str, start: int, end: int) -> bool:
-    """Whether the run of non-space characters around ``text[start:end]`` is a URL, path or e-mail address."""
+    """Whether the run of non-space characters around ``text[start:end]`` is a URL, path, domain or e-mail
+    address."""
     chunk_start = start
     while chunk_start > 0 and not text[chunk_start - 1].isspace():
         chunk_start -= 1
@@ -82,7 +84,7 @@ def _in_address(text: str, start: int, end: int) -> bool:
     while chunk_end < len(text) and not text[chunk_end].isspace():
         chunk_end += 1
     chunk = text[chunk_start:chunk_end]
-    return "/" in chunk or "@" in chunk
+    return "/" in chunk or "@" in chunk or bool(_DOMAIN.search(chunk))
 
 
 def trade_trim(text: str, start: int, end: int, values: List[Tuple[int, int]]) -> Optional[Tuple[int, int]]:
