@@ -2,8 +2,8 @@
 identifiers written beside them (names, record numbers, dates of birth, hospitals)."""
 import pytest
 
-from cloud_edge_privacy.clinical import CLINICAL_TERMS, RECORD_LABELS, clinical_word, drug_names, measurements
-from cloud_edge_privacy.trade_terms import trade_phrases, trade_trim
+from cloud_edge_privacy.detection.clinical import CLINICAL_TERMS, RECORD_LABELS, clinical_word, drug_names, measurements
+from cloud_edge_privacy.detection.trade_terms import trade_phrases, trade_trim
 from cloud_edge_privacy.lexicon import known_names
 from cloud_edge_privacy.detection import build_detector
 

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from cloud_edge_privacy.trade_terms import trade_phrases, trade_trim, trade_word
+from cloud_edge_privacy.detection.trade_terms import trade_phrases, trade_trim, trade_word
 
 
 @pytest.fixture(scope="module")

@@ -9,16 +9,16 @@ import unicodedata
 from collections import OrderedDict
 from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from ..clinical import drug_names
 from ..spans import Span, surface_pattern
-from ..trade_terms import trade_phrases, trade_trim
 from ..vocabulary import GREETINGS, MONTH_ABBREVIATIONS, MONTHS, RELATIVE_TIME_WORDS, TITLES, WEEKDAYS
 from .normalize import Normalized, normalize
+from .clinical import drug_names
 from .code_context import code_identifier
 from .free_text import translation_language
 from .public_parties import drop_public_parties, is_public_institution
 from .recognizer import identifying, priorities, run_recognizer, spec_of
 from .structured import SECRET_PREFIX
+from .trade_terms import trade_phrases, trade_trim
 
 # When merged spans disagree on category, the more specific source wins: the priorities and the propagated
 # (identifying) categories are derived from the recognizers' declarations (see recognizer.py).
@@ -283,7 +283,7 @@ _OPEN, _CLOSE = "([{<", ")]}>"
 
 def _without_trade_terms(text: str, spans: List[Span]) -> List[Span]:
     """Spans without their drugs, analytes, clinical values, software names and instruction verbs, which identify
-    nobody ("creatinine 180 umol/L", "Python, SQL and Power BI"; :func:`..trade_terms.trade_trim`)."""
+    nobody ("creatinine 180 umol/L", "Python, SQL and Power BI"; :func:`.trade_terms.trade_trim`)."""
     values = trade_phrases(text)
     out = []
     for s in spans:

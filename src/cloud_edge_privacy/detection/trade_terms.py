@@ -19,8 +19,8 @@ from functools import lru_cache
 from typing import FrozenSet, List, Optional, Tuple
 
 from .clinical import clinical_word, measurements
-from .lexicon import EVERYDAY_ZIPF, english_zipf, function_words, known_names
-from .vocabulary import GREETINGS, TITLES
+from ..lexicon import EVERYDAY_ZIPF, english_zipf, function_words, known_names
+from ..vocabulary import GREETINGS, TITLES
 
 TECH_TERMS: FrozenSet[str] = frozenset("""
 python java javascript typescript sql mysql postgresql postgres sqlite mongodb php kotlin scala perl html html5 css
@@ -29,7 +29,8 @@ ubuntu debian centos pandas numpy scipy matplotlib tensorflow pytorch keras scik
 angular vue vuejs django flask fastapi kubernetes k8s jupyter matlab spss stata api apis rest restful graphql http
 https ssh ftp tcp dns vpn wifi bluetooth usb pdf docx xlsx jpeg png gif mp4 chatgpt gpt-4 llm llms
 """.split())
-_TECH_PHRASES = re.compile(r"\bPower\s?BI\b|\bC\+\+|\bC#|(?-i:(?<![\w.])\.NET|\bASP\.NET)\b|\bNode\.js\b|\bVisual Studio(?: Code)?\b|"
+_TECH_PHRASES = re.compile(r"\bPower\s?BI\b|\bC\+\+|\bC#|(?-i:(?<![\w.])\.NET|\bASP\.NET)\b|\bNode\.js\b|"
+                           r"\bVisual Studio(?: Code)?\b|"
                            r"\bVS ?Code\b|\bMicrosoft (?:Excel|Word|PowerPoint|Outlook|Teams|Office|365)\b|"
                            r"\bGoogle (?:Sheets|Docs|Slides|Drive|Analytics)\b|\bObjective-C\b", re.IGNORECASE)
 INSTRUCTION_VERBS: FrozenSet[str] = frozenset("""

@@ -21,8 +21,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import FrozenSet, List, Tuple
 
-from .errors import ModelFileError
-from .lexicon import known_names
+from ..errors import ModelFileError
+from ..lexicon import known_names
 
 DRUG_PACKAGE = "drug_named_entity_recognition"
 DRUG_FILE = "drug_ner_dictionary.pkl.bz2"
