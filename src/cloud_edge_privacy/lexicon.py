@@ -137,6 +137,12 @@ def common_in_another_language(word: str, zipf: float = 3.0) -> bool:
 EVERYDAY_ZIPF = 3.5
 
 
+def everyday_lower_word(word: str, zipf: float = EVERYDAY_ZIPF) -> bool:
+    """One word written in lower case, in no name list and at least ``zipf`` common in English ("showed", "shop"):
+    what the rules after the decision may leave out of a span."""
+    return word.islower() and word not in known_names() and english_zipf(word) >= zipf
+
+
 def everyday_words(form: str, zipf: float = EVERYDAY_ZIPF) -> bool:
     """Every letter word of ``form`` besides function words at least ``zipf`` common in English (at least one)."""
     import re

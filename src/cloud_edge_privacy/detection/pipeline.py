@@ -476,7 +476,7 @@ def trim_lower_case_edges(text: str, spans: Sequence[Span]) -> List[Span]:
     Priya", "Brown & Partners LLP confirming" (the name and the firm, which other recognizers read, without the
     words around them); so is a greeting in any case ("Dear Mr. Garcia", "Hello Erik").  A rare lower-case word
     stays: "demone Johnson" is a first name typed in lower case."""
-    from ..lexicon import EVERYDAY_ZIPF, english_zipf, known_names
+    from ..lexicon import everyday_lower_word
 
     out: List[Span] = []
     for span in spans:
@@ -492,8 +492,7 @@ def trim_lower_case_edges(text: str, spans: Sequence[Span]) -> List[Span]:
         def loose(w: Tuple[int, int]) -> bool:
             t = text[w[0]:w[1]]
             return not covered(w) and (t.lower() in GREETINGS or (
-                t.islower() and not any(c.isdigit() for c in t) and t not in known_names()
-                and english_zipf(t) >= EVERYDAY_ZIPF))
+                not any(c.isdigit() for c in t) and everyday_lower_word(t)))
 
         i, j = 0, len(words)
         while i < j and loose(words[i]):
@@ -522,11 +521,11 @@ def _plain_tail(text: str, words: Sequence[Tuple[int, int]], end: int, covered: 
 def _glue(surface: str) -> bool:
     """Punctuation, stop words and everyday lower-case words in no name list ("or call"; not "mary jones",
     which people type in lower case), without a digit."""
-    from ..lexicon import english_stop_words, english_zipf, known_names
+    from ..lexicon import english_stop_words, everyday_lower_word
 
     words = _LETTERS.findall(surface)
     return not any(c.isdigit() for c in surface) and all(
-        w.islower() and (w in english_stop_words() or (w not in known_names() and english_zipf(w) >= 3.5))
+        w.islower() and (w in english_stop_words() or everyday_lower_word(w))
         for w in words)
 
 

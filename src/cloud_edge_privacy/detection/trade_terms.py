@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import FrozenSet, List, Optional, Tuple
 
 from .clinical import clinical_word, measurements
-from ..lexicon import EVERYDAY_ZIPF, english_zipf, function_words, known_names
+from ..lexicon import everyday_lower_word, function_words, known_names
 from ..vocabulary import GREETINGS, TITLES
 
 TECH_TERMS: FrozenSet[str] = frozenset("""
@@ -71,7 +71,7 @@ def trade_phrases(text: str) -> List[Tuple[int, int]]:
     instruction verbs that start a sentence in ``text``."""
     verbs = [m.span(1) for m in _SENTENCE_START.finditer(text)
              if m.group(1).lower() in INSTRUCTION_VERBS and m.group(1).lower() not in known_names()
-             and not _AFTER_TITLE.search(text, 0, m.start(1))]
+             and not _AFTER_TITLE.search(text, max(0, m.start(1) - 16), m.start(1))]
     return measurements(text) + [m.span() for m in _TECH_PHRASES.finditer(text)] + verbs
 
 
@@ -109,8 +109,7 @@ def trade_trim(text: str, start: int, end: int, values: List[Tuple[int, int]]) -
             kind = "other"  # "https" of a URL, "python" of a path or an e-mail: part of what identifies
         elif trade_word(w):
             kind = "term"
-        elif w.lower() in function_words() or (w.islower() and w not in known_names()
-                                                and english_zipf(w) >= EVERYDAY_ZIPF):
+        elif w.lower() in function_words() or everyday_lower_word(w):
             kind = "plain"
         else:
             kind = "other"
