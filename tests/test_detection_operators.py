@@ -515,3 +515,39 @@ def test_identifiers_of_program_code_are_not_masked():
     snippet = "var catalogItemId = current.cat_item.toString(); var isItemExcluded = checker.isCatalogItemExcluded(" \
               "catalogItemId);"
     assert Gateway("pseudonym").protect(snippet).text == snippet
+
+
+def test_a_long_model_span_is_read_as_its_pieces():
+    """The TAB NER read a job advert's "customers and provide adequate reporting (spares delivery, repair Shop
+    Processing time, ...)" as one place: every word of it went out masked.  A model's span of five words or more
+    is cut at list and sentence punctuation and at runs of everyday lower-case words; a piece of common
+    lower-case words alone goes."""
+    from cloud_edge_privacy.detection.pipeline import split_long_spans
+
+    text = ("report to customers and provide adequate reporting (spares delivery, repair Shop Processing time) "
+            "via Northwind Traders - Seattle: see https://example.com/jobs/shop-processing-time at 4:00 now")
+    at = lambda s: (text.index(s), text.index(s) + len(s))  # noqa: E731
+    long = Span(*at("customers and provide adequate reporting (spares delivery, repair Shop Processing time) "
+                    "via Northwind Traders - Seattle: see https://example.com/jobs/shop-processing-time at 4:00"),
+                "LOC", 0.6, "tab_ner:LOC")
+    url = Span(*at("https://example.com/jobs/shop-processing-time"), "CODE", 1.0, "structured:url")
+    out = sorted(text[s.start:s.end] for s in split_long_spans(text, [long, url]))
+    assert out == sorted(["Shop Processing", "Northwind Traders", "Seattle",
+                          "see https://example.com/jobs/shop-processing-time at 4:00",
+                          "https://example.com/jobs/shop-processing-time"])
+    # a name of four words, a rule's span and a date are left as found
+    name = "Life Disability and Nursing Care"
+    spans = [Span(0, len(name) - 5, "ORG", 0.6, "spacy:ORG"), Span(0, len(name), "ORG", 0.9, "org:pattern"),
+             Span(0, len(name), "DATETIME", 0.6, "tab_ner:DATETIME")]
+    assert split_long_spans(name, spans) == spans
+
+
+def test_an_everyday_organisation_is_not_copied_onto_its_lower_case_uses():
+    """A model read one "data" of an article as a company, and co-reference masked all 33 of them.  A town typed
+    in lower case is still copied ("london"), and so is a company that is no everyday word."""
+    text = "view data as an asset; big data and data culture. I left london; london is big. I left acme; acme pays."
+    at = lambda s, k=0: (text.index(s), text.index(s) + len(s))  # noqa: E731
+    spans = [Span(*at("data"), "ORG", 0.6, "encoder:ORG"), Span(*at("london"), "LOC", 0.6, "encoder:LOC"),
+             Span(*at("acme"), "ORG", 0.6, "encoder:ORG")]
+    out = [text[s.start:s.end] for s in propagate_mentions(text, spans, ordinary_zipf=2.5)]
+    assert out.count("data") == 1 and out.count("london") == 2 and out.count("acme") == 2

@@ -126,3 +126,22 @@ def test_independent_check_reads_a_text_once_and_answers_repeats_from_its_cache(
     assert calls == [texts[:2]]                                  # the repeat read nothing again
     check.analyze_many([texts[2]])                               # evicts the oldest (size 2)
     assert check.analyze(texts[0]) == first[0] and calls[-1] == [texts[0]]
+
+
+def test_an_everyday_organisation_in_lower_case_is_looked_for_only_where_found():
+    """A model's lower-case "data" read as a company is masked where found; the guard does not refuse or repair its
+    other lower-case uses (co-reference does not copy them either), but a town typed in lower case still counts."""
+    text = "We sell data to firms. The data team grows."
+    data = Span(8, 12, "ORG", 0.8, "encoder:ORG")
+    prot = _prot(text, [data], [(data, "Acme")])
+    assert check_egress(prot, independent=None) == []
+    town = "I moved to leeds in May. leeds is cold."
+    leeds = Span(11, 16, "LOC", 0.8, "encoder:LOC")
+    prot = _prot(town, [leeds], [(leeds, "York")])
+    assert [f.rule for f in check_egress(prot, independent=None)] == ["identifier_in_clear"]
+    firm = "I work at Apple Store. apple store staff are kind."   # as written, it is still looked for
+    store = Span(10, 21, "ORG", 0.8, "spacy:ORG")
+    prot = _prot(firm, [store], [(store, "Acme Ltd")])
+    assert check_egress(prot, independent=None) == []
+    prot = _prot("I work at Apple Store. Apple Store staff are kind.", [store], [(store, "Acme Ltd")])
+    assert [f.rule for f in check_egress(prot, independent=None)] == ["identifier_in_clear"]

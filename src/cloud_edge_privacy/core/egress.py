@@ -41,9 +41,9 @@ from functools import lru_cache
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from ..detection.catalog import all_identifying
-from ..detection.places import everyday_place_word
+from ..detection.places import everyday_organisation, everyday_place_word
 from .gateway import ProtectedFields
-from ..lexicon import common_name_word, english_zipf, everyday_words, known_names, mostly_lower_case
+from ..lexicon import common_name_word, english_zipf, known_names, mostly_lower_case
 from ..spans import Span
 from ..vocabulary import TITLES, tolerant_body
 
@@ -134,6 +134,9 @@ def _needles(prot: ProtectedFields, common: Set[str]) -> List[Tuple[str, str, "r
             items += [("name_token", t) for t in _needle_tokens(surface, common)]
         if s.category == "CODE":
             items += [("code_digits", d) for d in _DIGITS.findall(surface)]
+        if surface.islower() and (s.category == "ORG" and everyday_organisation(surface)
+                                  or s.category == "LOC" and everyday_place_word(surface)):
+            continue  # a model's "data", "sales" or "border": propagation does not copy it onto lower-case uses
         for rule, value in items:
             # a common word that is also a name, or a name the text writes mostly in lower case ("Cap" once, "cap"
             # 44 times): only where it is written as in the span ("Mark", not "mark"); so are
@@ -142,7 +145,7 @@ def _needles(prot: ProtectedFields, common: Set[str]) -> List[Tuple[str, str, "r
             exact = value != value.lower() and (
                 (person and (common_name_word(value) or mostly_lower_case(value, prot.joined)))
                 or (s.category == "LOC" and rule == "identifier" and everyday_place_word(value))
-                or (s.category == "ORG" and rule == "identifier" and everyday_words(value)))
+                or (s.category == "ORG" and rule == "identifier" and everyday_organisation(value)))
             key = (rule, value if exact else value.lower())
             if key in seen:
                 continue

@@ -156,15 +156,16 @@ def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3,
     this common in English, besides titles and stop words), or written more often in lower case than otherwise
     in the text ("Cap" once, "cap" 44 times: :func:`~..lexicon.mostly_lower_case`), is not copied onto its
     all-lower-case occurrences unless it was found in lower case (the egress guard's rule 1 ignores such a form in
-    any case), nor is one of everyday words in no name list even then ("mum"); with it, an organisation made only of everyday words (:func:`~..lexicon.everyday_words`: "User", "Cross-Border") is not
-    copied onto its lower-case uses either (the guard looks for such a form only as it was written).  Places are,
+    any case), nor is one of everyday words in no name list even then ("mum"); with it, an organisation of everyday
+    words (:func:`~.places.everyday_organisation`: "User", "Cross-Border", a model's lower-case "data") is not
+    copied onto its lower-case uses, however it was found (the guard reads it the same way).  Places are,
     but for one everyday word that is also a name ("Park", "North", a model's "Mark") and a form of everyday words
     that is neither a town of the gazetteer nor a country (a model's "Border", "Seller"): people type "london" in
     lower case (:func:`~.places.everyday_place_word`; the guard reads these the same way).
     """
-    from ..lexicon import everyday_words, lower_case_majority
+    from ..lexicon import lower_case_majority
     from .catalog import all_identifying
-    from .places import everyday_place_word
+    from .places import everyday_organisation, everyday_place_word
 
     cats = all_identifying() if propagated is None else propagated
     forms: Dict[str, Tuple[str, str]] = {}
@@ -203,10 +204,11 @@ def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3,
             continue
         found = list(surface_pattern(form, re.IGNORECASE).finditer(text))
         ordinary = ordinary_zipf is not None and (
-            (cat == "PERSON" and _no_name_word(form, ordinary_zipf)) or form not in lower_found and (
+            (cat == "PERSON" and _no_name_word(form, ordinary_zipf)) or (cat == "ORG" and everyday_organisation(form))
+            or (cat == "LOC" and everyday_place_word(form))
+            or form not in lower_found and (
                 (cat == "PERSON" and (_ordinary_words(form, ordinary_zipf)
                                       or lower_case_majority(m.group() for m in found)))
-                or (cat == "ORG" and everyday_words(form))
                 or (cat == "LOC" and everyday_place_word(form))))
         for m in found:
             if not (ordinary and m.group().islower()):
@@ -469,6 +471,60 @@ def split_at_joining_words(text: str, spans: Sequence[Span]) -> List[Span]:
 
 _TOKEN = re.compile(r"[\w'’-]+")
 
+LONG_SPAN_WORDS = 5
+# where a long span is cut: list and sentence punctuation, bullets, a colon that is no clock's ("4:00" stays whole)
+_PIECE_BREAK = re.compile(r"[,;|()\[\]\n\u2013\u2014\uff0c\u3002\uff1b\uff1f\uff01\u3001\u25a0\uf0d8#*"
+                          + _EDGE_SYMBOLS + r"]|[.!?](?=\s)|:(?!\d)|(?<!\d):|\s-\s")
+_PIECE_ZIPF = 2.5  # a piece of lower-case words this common, and stop words, names nothing ("spares", "the client")
+
+
+def split_long_spans(text: str, spans: Sequence[Span]) -> List[Span]:
+    """A model's name-like span of :data:`LONG_SPAN_WORDS` words or more, read as the pieces between list and
+    sentence punctuation and runs of two or more everyday lower-case words that no shorter span covers: the TAB
+    NER read a job advert's "customers and provide adequate reporting (spares delivery, repair Shop Processing
+    time, ..." as one place, and a CV's line as one employer.  A piece of common lower-case words and stop words
+    alone is dropped.  What the structured rules found (URLs, e-mail addresses) is never cut, and a lone
+    everyday word between two capitalised ones stays ("Bank of the West")."""
+    from ..lexicon import english_stop_words, everyday_lower_word
+
+    out: List[Span] = []
+    for span in spans:
+        words = [(m.start() + span.start, m.end() + span.start) for m in _TOKEN.finditer(text[span.start:span.end])]
+        if span.source.split(":")[0] not in _MODELS or span.category not in _WORDLIKE or len(words) < LONG_SPAN_WORDS:
+            out.append(span)
+            continue
+        others = [o for o in spans if o.start < span.end and span.start < o.end
+                  and o.end - o.start < span.end - span.start]
+        cut = [False] * (span.end - span.start)
+
+        def mark(a: int, b: int, value: bool = True) -> None:
+            cut[a - span.start:b - span.start] = [value] * (b - a)
+
+        for m in _PIECE_BREAK.finditer(text, span.start, span.end):
+            mark(m.start(), m.end())
+        loose = [not any(o.start <= a and b <= o.end for o in others) and not any(c.isdigit() for c in text[a:b])
+                 and everyday_lower_word(text[a:b]) for a, b in words]
+        for k, (a, b) in enumerate(words):
+            if loose[k] and ((k > 0 and loose[k - 1]) or (k + 1 < len(words) and loose[k + 1])):
+                mark(a, b)
+        for m in re.finditer(r"\S+", text[span.start:span.end]):
+            a, b = m.start() + span.start, m.end() + span.start
+            if any(o.start < b and a < o.end and o.source.startswith(("structured", SECRET_PREFIX)) for o in others):
+                mark(a, b, False)
+        for m in re.finditer(r"[^\x00]+", "".join("\x00" if c else "x" for c in cut)):
+            piece = tidy_span(text, Span(span.start + m.start(), span.start + m.end(), span.category, span.score,
+                                         span.source))
+            if piece is None:
+                continue
+            surface = text[piece.start:piece.end]
+            if not any(c.isdigit() for c in surface) and all(
+                    w.lower() in english_stop_words() or everyday_lower_word(w, _PIECE_ZIPF)
+                    for w in _LETTERS.findall(surface)):
+                continue
+            out.append(piece)
+    return out
+
+
 
 def trim_lower_case_edges(text: str, spans: Sequence[Span]) -> List[Span]:
     """A model's name, organisation or place without the everyday lower-case words at its edges that no other span
@@ -646,7 +702,7 @@ class Detector:
             spans = self.decider.keep(text, spans)  # type: ignore[attr-defined]
         spans = _without_trade_terms(text, spans)
         spans = trim_kept(text, trim_lower_case_edges(text, split_at_joining_words(text, clip_at_identifiers(text,
-                                                                                                       spans))))
+                                                                                                       split_long_spans(text, spans)))))
         spans = propagate_mentions(text, spans, propagated=self.propagated, priority=self.priority,
                                    ordinary_zipf=self.ordinary_zipf) \
             if self.propagate else merge_spans(spans, self.priority, text)

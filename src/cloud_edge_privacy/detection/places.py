@@ -91,6 +91,15 @@ def everyday_place_word(form: str) -> bool:
     return common_name_word(form) or (everyday_words(form) and not known_place(form))
 
 
+def everyday_organisation(form: str) -> bool:
+    """An organisation's form of everyday English words that is no town or country ("data", "Sales",
+    "cross-border"): a model's misreading far more often than a company.  Co-reference does not copy it onto its
+    lower-case uses, and the egress guard does not look for it in lower case, even where a model found it so."""
+    from ..lexicon import everyday_words
+
+    return everyday_words(form) and not known_place(form)
+
+
 @lru_cache(maxsize=1)
 def _big_cities() -> FrozenSet[str]:
     """Lower-case names of cities of 500,000+ people (GeoNames)."""
