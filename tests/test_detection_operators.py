@@ -520,8 +520,8 @@ def test_identifiers_of_program_code_are_not_masked():
 def test_a_long_model_span_is_read_as_its_pieces():
     """The TAB NER read a job advert's "customers and provide adequate reporting (spares delivery, repair Shop
     Processing time, ...)" as one place: every word of it went out masked.  A model's span of five words or more
-    is cut at list and sentence punctuation and at runs of everyday lower-case words; a piece of common
-    lower-case words alone goes."""
+    is cut at list and sentence punctuation and at runs of everyday lower-case words; each piece loses the
+    everyday words at its edges ("see"), and a piece of common lower-case words alone goes ("spares")."""
     from cloud_edge_privacy.detection.pipeline import split_long_spans
 
     text = ("report to customers and provide adequate reporting (spares delivery, repair Shop Processing time) "
@@ -533,7 +533,7 @@ def test_a_long_model_span_is_read_as_its_pieces():
     url = Span(*at("https://example.com/jobs/shop-processing-time"), "CODE", 1.0, "structured:url")
     out = sorted(text[s.start:s.end] for s in split_long_spans(text, [long, url]))
     assert out == sorted(["Shop Processing", "Northwind Traders", "Seattle",
-                          "see https://example.com/jobs/shop-processing-time at 4:00",
+                          "https://example.com/jobs/shop-processing-time at 4:00",
                           "https://example.com/jobs/shop-processing-time"])
     # a name of four words, a rule's span and a date are left as found
     name = "Life Disability and Nursing Care"

@@ -482,10 +482,10 @@ def split_long_spans(text: str, spans: Sequence[Span]) -> List[Span]:
     """A model's name-like span of :data:`LONG_SPAN_WORDS` words or more, read as the pieces between list and
     sentence punctuation and runs of two or more everyday lower-case words that no shorter span covers: the TAB
     NER read a job advert's "customers and provide adequate reporting (spares delivery, repair Shop Processing
-    time, ..." as one place, and a CV's line as one employer.  A piece of common lower-case words and stop words
-    alone is dropped.  What the structured rules found (URLs, e-mail addresses) is never cut, and a lone
-    everyday word between two capitalised ones stays ("Bank of the West")."""
-    from ..lexicon import english_stop_words, everyday_lower_word
+    time, ..." as one place, and a CV's line as one employer.  Each piece loses the stop words and everyday
+    lower-case words at its edges, and a piece of nothing else goes.  What the structured rules found (URLs,
+    e-mail addresses) is never cut, and a lone everyday word between two others stays ("Bank of the West")."""
+    from ..lexicon import EVERYDAY_ZIPF, english_stop_words, everyday_lower_word
 
     out: List[Span] = []
     for span in spans:
@@ -495,6 +495,13 @@ def split_long_spans(text: str, spans: Sequence[Span]) -> List[Span]:
             continue
         others = [o for o in spans if o.start < span.end and span.start < o.end
                   and o.end - o.start < span.end - span.start]
+
+        def plain(a: int, b: int, zipf: float = EVERYDAY_ZIPF) -> bool:
+            """A stop word or an everyday lower-case word that no shorter span covers."""
+            w = text[a:b]
+            return not any(o.start <= a and b <= o.end for o in others) and not any(c.isdigit() for c in w) and (
+                w.lower() in english_stop_words() or everyday_lower_word(w, zipf))
+
         cut = [False] * (span.end - span.start)
 
         def mark(a: int, b: int, value: bool = True) -> None:
@@ -502,8 +509,7 @@ def split_long_spans(text: str, spans: Sequence[Span]) -> List[Span]:
 
         for m in _PIECE_BREAK.finditer(text, span.start, span.end):
             mark(m.start(), m.end())
-        loose = [not any(o.start <= a and b <= o.end for o in others) and not any(c.isdigit() for c in text[a:b])
-                 and everyday_lower_word(text[a:b]) for a, b in words]
+        loose = [everyday_lower_word(text[a:b]) and plain(a, b) for a, b in words]
         for k, (a, b) in enumerate(words):
             if loose[k] and ((k > 0 and loose[k - 1]) or (k + 1 < len(words) and loose[k + 1])):
                 mark(a, b)
@@ -511,17 +517,14 @@ def split_long_spans(text: str, spans: Sequence[Span]) -> List[Span]:
             a, b = m.start() + span.start, m.end() + span.start
             if any(o.start < b and a < o.end and o.source.startswith(("structured", SECRET_PREFIX)) for o in others):
                 mark(a, b, False)
-        for m in re.finditer(r"[^\x00]+", "".join("\x00" if c else "x" for c in cut)):
-            piece = tidy_span(text, Span(span.start + m.start(), span.start + m.end(), span.category, span.score,
-                                         span.source))
-            if piece is None:
-                continue
-            surface = text[piece.start:piece.end]
-            if not any(c.isdigit() for c in surface) and all(
-                    w.lower() in english_stop_words() or everyday_lower_word(w, _PIECE_ZIPF)
-                    for w in _LETTERS.findall(surface)):
-                continue
-            out.append(piece)
+        for m in re.finditer(r"x+", "".join(" " if c else "x" for c in cut)):
+            inner = [(a, b) for a, b in words if span.start + m.start() <= a and b <= span.start + m.end()]
+            kept = [w for w in inner if not plain(*w)]
+            if not kept or all(plain(a, b, _PIECE_ZIPF) for a, b in kept):
+                continue  # "the client", "spares": common words alone
+            piece = tidy_span(text, Span(kept[0][0], kept[-1][1], span.category, span.score, span.source))
+            if piece is not None:
+                out.append(piece)
     return out
 
 
