@@ -551,3 +551,18 @@ def test_an_everyday_organisation_is_not_copied_onto_its_lower_case_uses():
              Span(*at("acme"), "ORG", 0.6, "encoder:ORG")]
     out = [text[s.start:s.end] for s in propagate_mentions(text, spans, ordinary_zipf=2.5)]
     assert out.count("data") == 1 and out.count("london") == 2 and out.count("acme") == 2
+
+
+def test_a_span_of_pronouns_and_question_words_is_no_name():
+    """A model read "I’m" and "Why I" as names, and co-reference masked every "I’m" of a prompt.  "US" and "WHO"
+    written in capitals are a country and an organisation, and an initial stays."""
+    from cloud_edge_privacy.detection.pipeline import tidy_span
+
+    text = "I’m sure. Why I ask: the US and WHO agree, says D and I'mma go"
+    at = lambda s: (text.index(s), text.index(s) + len(s))  # noqa: E731
+    gone = [Span(*at("I’m"), "PERSON", 0.6, "spacy:PERSON"), Span(*at("Why I"), "DEM", 0.6, "tab_ner:DEM"),
+            Span(*at("I'mma"), "PERSON", 0.6, "spacy:PERSON")]
+    assert [tidy_span(text, s) for s in gone] == [None, None, None]
+    kept = [Span(*at("US"), "LOC", 0.6, "spacy:GPE"), Span(*at("WHO"), "ORG", 0.6, "spacy:ORG"),
+            Span(*at("D"), "PERSON", 0.6, "spacy:PERSON")]
+    assert [tidy_span(text, s) for s in kept] == kept

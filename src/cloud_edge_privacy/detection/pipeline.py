@@ -257,8 +257,8 @@ _WORDLIKE = ("PERSON", "ORG", "LOC", "DEM", "MISC")
 
 def tidy_span(text: str, span: Span) -> Optional[Span]:
     """A model's span without the bullets and emoji at its edges ("\u2022 Develop", "\U0001f614"), or None when
-    nothing is left or a name-like span is only English stop words in lower case ("and" between two names, "her"):
-    none of them names anyone.  Validated identifiers and secrets are left as found."""
+    nothing is left or a name-like span is only English stop words in lower case ("and" between two names, "her"), or
+    only pronouns and question words in any case ("I’m", "Why I"; not "US"): none of them names anyone.  Validated identifiers and secrets are left as found."""
     if span.source.startswith(("structured", SECRET_PREFIX)):
         return span
     s, e = span.start, span.end
@@ -277,9 +277,20 @@ def tidy_span(text: str, span: Span) -> Optional[Span]:
         words = _LETTERS.findall(surface)
         if words and all(w in english_stop_words() for w in words):
             return None
+    if span.category in _WORDLIKE:
+        words = re.findall(r"[^\W\d_]+(?:['’][^\W\d_]+)*", surface)
+        if words and all(w.lower().replace("’", "'") in _PRONOUNS and not (len(w) > 1 and w.isupper())
+                         for w in words):
+            return None
     return span if (s, e) == (span.start, span.end) else Span(s, e, span.category, span.score, span.source)
 
 
+# the speaker, the reader and a question's word name nobody in any case ("I’m", "Why I", "You")
+_PRONOUNS = frozenset("""
+i i'm im i'mma i've i'll i'd me my mine myself you you're you've you'll you'd your yours yourself we we're we've
+we'll us our ours they they're they've them their he he's him his she she's her it it's its why what what's how
+when where who who's whom whose which
+""".split())
 _OPEN, _CLOSE = "([{<", ")]}>"
 
 
