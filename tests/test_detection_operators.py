@@ -535,10 +535,14 @@ def test_a_long_model_span_is_read_as_its_pieces():
     assert out == sorted(["Shop Processing", "Northwind Traders", "Seattle",
                           "https://example.com/jobs/shop-processing-time at 4:00",
                           "https://example.com/jobs/shop-processing-time"])
-    # a name of four words, a rule's span and a date are left as found
+    # a model's amount or date over a CV's lines
+    cv = "Feb 28, 2027 Intro to Cybersecurity, TryHackme - December 2023 Pre-Security"
+    amount = Span(8, len(cv), "QUANTITY", 0.6, "tab_ner:QUANTITY")
+    assert [cv[s.start:s.end] for s in split_long_spans(cv, [amount])] == [
+        "2027 Intro to Cybersecurity", "TryHackme", "December 2023 Pre-Security"]
+    # a name of four words and a rule's span are left as found
     name = "Life Disability and Nursing Care"
-    spans = [Span(0, len(name) - 5, "ORG", 0.6, "spacy:ORG"), Span(0, len(name), "ORG", 0.9, "org:pattern"),
-             Span(0, len(name), "DATETIME", 0.6, "tab_ner:DATETIME")]
+    spans = [Span(0, len(name) - 5, "ORG", 0.6, "spacy:ORG"), Span(0, len(name), "ORG", 0.9, "org:pattern")]
     assert split_long_spans(name, spans) == spans
 
 

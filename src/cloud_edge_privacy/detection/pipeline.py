@@ -258,7 +258,8 @@ _WORDLIKE = ("PERSON", "ORG", "LOC", "DEM", "MISC")
 def tidy_span(text: str, span: Span) -> Optional[Span]:
     """A model's span without the bullets and emoji at its edges ("\u2022 Develop", "\U0001f614"), or None when
     nothing is left or a name-like span is only English stop words in lower case ("and" between two names, "her"), or
-    only pronouns and question words in any case ("I’m", "Why I"; not "US"): none of them names anyone.  Validated identifiers and secrets are left as found."""
+    only pronouns and question words in any case ("I’m", "Why I"; not "US"): none of them names anyone.  Validated
+    identifiers and secrets are left as found."""
     if span.source.startswith(("structured", SECRET_PREFIX)):
         return span
     s, e = span.start, span.end
@@ -483,6 +484,7 @@ def split_at_joining_words(text: str, spans: Sequence[Span]) -> List[Span]:
 _TOKEN = re.compile(r"[\w'’-]+")
 
 LONG_SPAN_WORDS = 5
+_SPLIT = _WORDLIKE + ("DATETIME", "QUANTITY")  # "2027 Intro to Cybersecurity, TryHackme - December 2023 ..."
 # where a long span is cut: list and sentence punctuation, bullets, a colon that is no clock's ("4:00" stays whole)
 _PIECE_BREAK = re.compile(r"[,;|()\[\]\n\u2013\u2014\uff0c\u3002\uff1b\uff1f\uff01\u3001\u25a0\uf0d8#*"
                           + _EDGE_SYMBOLS + r"]|[.!?](?=\s)|:(?!\d)|(?<!\d):|\s-\s")
@@ -490,18 +492,19 @@ _PIECE_ZIPF = 2.5  # a piece of lower-case words this common, and stop words, na
 
 
 def split_long_spans(text: str, spans: Sequence[Span]) -> List[Span]:
-    """A model's name-like span of :data:`LONG_SPAN_WORDS` words or more, read as the pieces between list and
-    sentence punctuation and runs of two or more everyday lower-case words that no shorter span covers: the TAB
-    NER read a job advert's "customers and provide adequate reporting (spares delivery, repair Shop Processing
-    time, ..." as one place, and a CV's line as one employer.  Each piece loses the stop words and everyday
-    lower-case words at its edges, and a piece of nothing else goes.  What the structured rules found (URLs,
-    e-mail addresses) is never cut, and a lone everyday word between two others stays ("Bank of the West")."""
+    """A model's span of :data:`LONG_SPAN_WORDS` words or more (a name, place, date or amount), read as the pieces
+    between list and sentence punctuation and runs of two or more everyday lower-case words that no shorter span
+    covers: the TAB NER read a job advert's "customers and provide adequate reporting (spares delivery, repair Shop
+    Processing time, ..." as one place, and a CV's line as one employer.  Each piece loses the stop words and
+    everyday lower-case words at its edges, and a piece of nothing else goes.  What the structured rules found
+    (URLs, e-mail addresses) is never cut, and a lone everyday word between two others stays ("Bank of the
+    West")."""
     from ..lexicon import EVERYDAY_ZIPF, english_stop_words, everyday_lower_word
 
     out: List[Span] = []
     for span in spans:
         words = [(m.start() + span.start, m.end() + span.start) for m in _TOKEN.finditer(text[span.start:span.end])]
-        if span.source.split(":")[0] not in _MODELS or span.category not in _WORDLIKE or len(words) < LONG_SPAN_WORDS:
+        if span.source.split(":")[0] not in _MODELS or span.category not in _SPLIT or len(words) < LONG_SPAN_WORDS:
             out.append(span)
             continue
         others = [o for o in spans if o.start < span.end and span.start < o.end
@@ -715,8 +718,9 @@ class Detector:
         if self.decider is not None:
             spans = self.decider.keep(text, spans)  # type: ignore[attr-defined]
         spans = _without_trade_terms(text, spans)
+        spans = split_long_spans(text, spans)
         spans = trim_kept(text, trim_lower_case_edges(text, split_at_joining_words(text, clip_at_identifiers(text,
-                                                                                                       split_long_spans(text, spans)))))
+                                                                                                       spans))))
         spans = propagate_mentions(text, spans, propagated=self.propagated, priority=self.priority,
                                    ordinary_zipf=self.ordinary_zipf) \
             if self.propagate else merge_spans(spans, self.priority, text)
