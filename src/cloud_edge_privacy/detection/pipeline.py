@@ -206,10 +206,8 @@ def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3,
         ordinary = ordinary_zipf is not None and (
             (cat == "PERSON" and _no_name_word(form, ordinary_zipf)) or (cat == "ORG" and everyday_organisation(form))
             or (cat == "LOC" and everyday_place_word(form))
-            or form not in lower_found and (
-                (cat == "PERSON" and (_ordinary_words(form, ordinary_zipf)
-                                      or lower_case_majority(m.group() for m in found)))
-                or (cat == "LOC" and everyday_place_word(form))))
+            or form not in lower_found and cat == "PERSON" and (
+                _ordinary_words(form, ordinary_zipf) or lower_case_majority(m.group() for m in found)))
         for m in found:
             if not (ordinary and m.group().islower()):
                 extra.append(Span(m.start(), m.end(), cat, 0.7, source))
@@ -279,13 +277,14 @@ def tidy_span(text: str, span: Span) -> Optional[Span]:
         if words and all(w in english_stop_words() for w in words):
             return None
     if span.category in _WORDLIKE:
-        words = re.findall(r"[^\W\d_]+(?:['’][^\W\d_]+)*", surface)
+        words = _CONTRACTED.findall(surface)
         if words and all(w.lower().replace("’", "'") in _PRONOUNS and not (len(w) > 1 and w.isupper())
                          for w in words):
             return None
     return span if (s, e) == (span.start, span.end) else Span(s, e, span.category, span.score, span.source)
 
 
+_CONTRACTED = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")  # "I’m", "you're"
 # the speaker, the reader and a question's word name nobody in any case ("I’m", "Why I", "You")
 _PRONOUNS = frozenset("""
 i i'm im i'mma i've i'll i'd me my mine myself you you're you've you'll you'd your yours yourself we we're we've
@@ -540,7 +539,6 @@ def split_long_spans(text: str, spans: Sequence[Span]) -> List[Span]:
             if piece is not None:
                 out.append(piece)
     return out
-
 
 
 def trim_lower_case_edges(text: str, spans: Sequence[Span]) -> List[Span]:
