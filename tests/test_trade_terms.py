@@ -28,7 +28,9 @@ def test_phrases_and_instruction_verbs_start_sentences_only():
     assert "summarise" not in found  # lower case, not at a sentence's start
     assert not trade_phrases("see researchgate.net")  # a domain's ".net" is no .NET
     titled = "Ask Dr. Write. Write to her."
-    assert trade_phrases(titled) == [(15, 20)]  # the second "Write" only: the first is a surname after a title
+    assert trade_phrases(titled) == [(0, 3), (15, 20)]  # "Ask" and the second "Write": the first is a surname
+    # "Call Priya Nair at Acme" went out as "Michael Pasqual Nieto at Jakobsen ApS": the verb became a first name
+    assert trade_phrases("Summarise it. Call Priya Nair at Acme.") == [(0, 9), (14, 18)]
 
 
 def test_a_span_of_trade_terms_is_dropped_and_one_with_a_name_trimmed():

@@ -36,7 +36,9 @@ _TECH_PHRASES = re.compile(r"\bPower\s?BI\b|\bC\+\+|\bC#|(?-i:(?<![\w.])\.NET|\b
 INSTRUCTION_VERBS: FrozenSet[str] = frozenset("""
 summarise summarize explain write rewrite translate draft create generate list give describe compare calculate
 proofread paraphrase convert suggest analyse analyze edit check answer correct improve outline define classify
-extract format shorten expand simplify polish review
+extract format shorten expand simplify polish review call email contact ask tell send remind book schedule help find
+make reply forward fix update plan prepare organise organize arrange recommend provide show share sort rank respond
+invite thank apologise apologize confirm cancel notify inform advise remove delete
 """.split())
 # words that make a name an organisation's: a span with one keeps its trade terms ("Excel Systems", a company)
 ORGANISATION_WORDS: FrozenSet[str] = frozenset("""
