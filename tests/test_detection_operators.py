@@ -584,3 +584,7 @@ def test_a_model_span_leaves_an_everyday_word_and_an_amount_beside_a_capitalised
     assert sorted(text[s.start:s.end] for s in trim_lower_case_edges(text, spans)) == ["12%", "Leeds", "Leeds"]
     lower = [Span(*at("rose smith"), "PERSON", 0.7, "learned:PERSON"), Span(*at("smith"), "PERSON", 0.7, "names:list")]
     assert trim_lower_case_edges(text, lower)[0] == lower[0]
+    # a given name typed in lower case before a capitalised surname stays in the name's span
+    mixed = "call john Smith today"
+    spans = [Span(5, 15, "PERSON", 0.7, "learned:PERSON"), Span(10, 15, "PERSON", 0.8, "names:list")]
+    assert trim_lower_case_edges(mixed, spans)[0] == spans[0]

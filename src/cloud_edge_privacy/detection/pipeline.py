@@ -545,10 +545,10 @@ def trim_lower_case_edges(text: str, spans: Sequence[Span]) -> List[Span]:
     """A model's name, organisation or place without the everyday lower-case words at its edges that no other span
     covers and no name list holds, when the word it then begins or ends with is covered by another span: "manager
     Priya", "Brown & Partners LLP confirming" (the name and the firm, which other recognizers read, without the
-    words around them); so is a greeting in any case ("Dear Mr. Garcia", "Hello Erik").  Beside capitalised words an
-    everyday lower-case word goes even when a name list holds it ("Leeds rose 12%": "rose" is also a name), and so
-    does a number that an amount's or date's span covers.  A rare lower-case word stays: "demone Johnson" is a first
-    name typed in lower case."""
+    words around them); so is a greeting in any case ("Dear Mr. Garcia", "Hello Erik").  After a capitalised word an
+    everyday lower-case word goes even when a name list holds it ("Leeds rose 12%": "rose" is also a name; "john
+    Smith" keeps its given name), and so does a number that an amount's or date's span covers.  A rare lower-case
+    word stays: "demone Johnson" is a first name typed in lower case."""
     from ..lexicon import EVERYDAY_ZIPF, english_zipf, everyday_lower_word
 
     out: List[Span] = []
@@ -562,7 +562,8 @@ def trim_lower_case_edges(text: str, spans: Sequence[Span]) -> List[Span]:
         def covered(w: Tuple[int, int]) -> bool:
             return any(o.start <= w[0] and w[1] <= o.end for o in others)
 
-        capitalised = any(text[a:b][:1].isupper() for a, b in words)
+        # the first capitalised word: after it a lower-case word is no given name ("john Smith" keeps "john")
+        first_capital = next((w for w in words if text[w[0]:w[1]][:1].isupper()), (span.end, span.end))
 
         def loose(w: Tuple[int, int]) -> bool:
             t = text[w[0]:w[1]]
@@ -570,7 +571,7 @@ def trim_lower_case_edges(text: str, spans: Sequence[Span]) -> List[Span]:
                 return any(o.start <= w[0] and w[1] <= o.end and o.category in ("QUANTITY", "DATETIME")
                            for o in others)
             return not covered(w) and (t.lower() in GREETINGS or everyday_lower_word(t) or (
-                capitalised and t.islower() and english_zipf(t) >= EVERYDAY_ZIPF))
+                w[0] > first_capital[0] and t.islower() and english_zipf(t) >= EVERYDAY_ZIPF))
 
         i, j = 0, len(words)
         while i < j and loose(words[i]):
