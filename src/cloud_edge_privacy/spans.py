@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
-from typing import Any, Dict, Pattern
+from typing import Any, Dict, Pattern, Tuple
 
 from .vocabulary import tolerant_body
 
@@ -50,3 +50,13 @@ def is_secret(span: Span) -> bool:
 def surface_pattern(surface: str, flags: int = 0) -> Pattern[str]:
     """Regex for a surface form on word boundaries, tolerant of any run of whitespace inside it."""
     return re.compile(r"(?<!\w)" + tolerant_body(surface) + r"(?!\w)", flags)
+
+
+def non_space_run(text: str, start: int, end: int) -> Tuple[int, int]:
+    """The run of non-space characters of ``text`` around ``[start, end)``: the whole URL, path or e-mail a word is
+    part of."""
+    while start > 0 and not text[start - 1].isspace():
+        start -= 1
+    while end < len(text) and not text[end].isspace():
+        end += 1
+    return start, end

@@ -39,7 +39,13 @@ def _parts(identifier: str) -> List[str]:
 def code_identifier(text: str, start: int, end: int) -> bool:
     """Whether ``text[start:end]`` is program code, not a name (see the module docstring)."""
     surface = text[start:end]
-    before, after = text[:start].rstrip()[-1:], text[end:].lstrip()[:1]
+    # the nearest non-space characters on each side (scanned, not sliced: this runs on every kept span)
+    i, j = start, end
+    while i > 0 and text[i - 1].isspace():
+        i -= 1
+    while j < len(text) and text[j].isspace():
+        j += 1
+    before, after = text[i - 1:i], text[j:j + 1]
     if not (any(c in _CODE_CHARS for c in surface) or after in tuple("(.=;),") or before in tuple(".=(,")):
         return False
     names = known_names()

@@ -9,7 +9,7 @@ import unicodedata
 from collections import OrderedDict
 from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from ..spans import Span, surface_pattern
+from ..spans import Span, non_space_run, surface_pattern
 from ..vocabulary import GREETINGS, MONTH_ABBREVIATIONS, MONTHS, RELATIVE_TIME_WORDS, TITLES, WEEKDAYS
 from .normalize import Normalized, normalize
 from .clinical import drug_names
@@ -388,14 +388,6 @@ _ATOMIC_IDENTIFIERS = tuple(f"structured:{k}" for k in (
 _URL_SOURCES = ("structured:url", "structured:domain")
 
 
-def _non_space_run(text: str, start: int, end: int) -> Tuple[int, int]:
-    while start > 0 and not text[start - 1].isspace():
-        start -= 1
-    while end < len(text) and not text[end].isspace():
-        end += 1
-    return start, end
-
-
 def clip_at_identifiers(text: str, spans: Sequence[Span]) -> List[Span]:
     """Model spans cut around the validated identifiers they overlap: "john@x.org or call 555-0100" is two
     identifiers, not one code, and "phone +47 912 34 567" is a number.  A URL or domain is cut around as a whole
@@ -404,7 +396,7 @@ def clip_at_identifiers(text: str, spans: Sequence[Span]) -> List[Span]:
     glue: punctuation and everyday lower-case words ("or call"), which the union would otherwise rewrite letter by
     letter."""
     atoms = [(s.start, s.end, False) for s in spans if s.source.startswith(_ATOMIC_IDENTIFIERS)]
-    atoms += [_non_space_run(text, s.start, s.end) + (True,) for s in spans if s.source.startswith(_URL_SOURCES)]
+    atoms += [non_space_run(text, s.start, s.end) + (True,) for s in spans if s.source.startswith(_URL_SOURCES)]
     if not atoms:
         return list(spans)
     atoms.sort()

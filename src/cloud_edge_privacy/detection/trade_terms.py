@@ -20,6 +20,7 @@ from typing import FrozenSet, List, Optional, Tuple
 
 from .clinical import clinical_word, measurements
 from ..lexicon import everyday_lower_word, function_words, known_names
+from ..spans import non_space_run
 from ..vocabulary import GREETINGS, TITLES
 
 TECH_TERMS: FrozenSet[str] = frozenset("""
@@ -80,13 +81,7 @@ def trade_phrases(text: str) -> List[Tuple[int, int]]:
 def _in_address(text: str, start: int, end: int) -> bool:
     """Whether the run of non-space characters around ``text[start:end]`` is a URL, path, domain or e-mail
     address."""
-    chunk_start = start
-    while chunk_start > 0 and not text[chunk_start - 1].isspace():
-        chunk_start -= 1
-    chunk_end = end
-    while chunk_end < len(text) and not text[chunk_end].isspace():
-        chunk_end += 1
-    chunk = text[chunk_start:chunk_end]
+    chunk = text[slice(*non_space_run(text, start, end))]
     return "/" in chunk or "@" in chunk or bool(_DOMAIN.search(chunk))
 
 
