@@ -172,9 +172,12 @@ def test_public_institution_filter():
     from cloud_edge_privacy.detection.public_parties import is_public_institution
 
     for surface, cat in [("Court", "ORG"), ("the Turkish Government", "ORG"), ("THE FACTS", "ORG"),
-                         ("Court of Cassation", "ORG"), ("Turkey", "LOC"), ("Republic of Poland", "LOC")]:
+                         ("Court of Cassation", "ORG"), ("Turkey", "LOC"), ("Republic of Poland", "LOC"),
+                         ("United Nations", "ORG"), ("the United Nations Office on Drugs and Crime", "ORG"),
+                         ("World Health Organization", "ORG"), ("UNICEF", "ORG"), ("the European Union", "ORG")]:
         assert is_public_institution(surface, cat), surface
-    for surface, cat in [("Baltic Fisheries Ltd", "ORG"), ("Gdynia", "LOC"), ("Anna Berg", "PERSON")]:
+    for surface, cat in [("Baltic Fisheries Ltd", "ORG"), ("Gdynia", "LOC"), ("Anna Berg", "PERSON"),
+                         ("United Nations Association of Leeds", "ORG"), ("Red Cross Shop Leeds", "ORG")]:
         assert not is_public_institution(surface, cat), surface
 
 
@@ -467,6 +470,21 @@ def test_a_weekday_without_a_date_is_not_masked_whatever_a_model_called_it():
              ("Tuesday 12 March", "DATETIME"), ("next week", "LOC")]
     spans = [Span(text.index(w), text.index(w) + len(w), cat, 0.6, "tab_ner:" + cat) for w, cat in cases]
     assert [text[s.start:s.end] for s in trim_kept(text, spans)] == ["Tuesday 12 March", "next week"]
+
+
+def test_a_month_read_as_a_place_is_a_date_and_not_copied_onto_other_months():
+    """A budget prompt had a model's "December" as a place, and co-reference masked every December of it as a
+    town (issue 28, session 18).  A month alone is a date: still masked where a model found it, as a date, and not
+    copied; a place with a month's name in it stays a place."""
+    from cloud_edge_privacy.detection.pipeline import propagate_mentions, trim_kept
+
+    text = "Close the books in December. December rent is due; we moved to May Street, Leeds in December."
+    spans = [Span(19, 27, "LOC", 0.6, "tab_ner:LOC"), Span(text.index("May Street"), text.index(", Leeds"), "LOC", 0.6,
+                                                         "tab_ner:LOC")]
+    kept = trim_kept(text, spans)
+    assert [(text[s.start:s.end], s.category) for s in kept] == [("December", "DATETIME"), ("May Street", "LOC")]
+    out = propagate_mentions(text, kept)
+    assert [text[s.start:s.end] for s in out] == ["December", "May Street"]
 
 
 def test_the_language_of_a_translation_is_not_masked():

@@ -46,6 +46,15 @@ def test_structured_finds_identifiers(text, surface, source):
     assert found[surface].source == source and found[surface].category == "CODE"
 
 
+def test_literature_and_public_health_hosts_identify_nobody():
+    """A clinician's prompt of PubMed, Nature and NIH links went out with every host masked (issue 28, session 18):
+    they name articles and public bodies, not a person.  A profile path on such a host is still masked."""
+    text = ("see https://pubmed.ncbi.nlm.nih.gov/24621041/ and Spinal Cord (nature.com); guidance on cdc.gov; "
+            "https://www.researchgate.net/profile/Lena-Vogt-2 wrote it; my site lenavogt-research.net")
+    found = _found(StructuredRecognizer(), text)
+    assert sorted(found) == ["Lena-Vogt-2", "lenavogt-research.net"], found
+
+
 @pytest.mark.parametrize("text, surface", [
     ("export OPENAI_API_KEY=sk-proj-Ab3dEfGh1jKlMn0pQrStUvWxYz12", "sk-proj-Ab3dEfGh1jKlMn0pQrStUvWxYz12"),
     ("aws_access_key_id = AKIAQX3ZP7M2LBN5R8TW", "AKIAQX3ZP7M2LBN5R8TW"),

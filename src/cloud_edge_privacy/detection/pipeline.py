@@ -314,7 +314,8 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
     name), a date, amount or code without the sentence's full stop ("12 June."), and no code that is one everyday
     word ("born"), no time relative to now or to no date ("yesterday", "next month"), no identifier of program code
     ("def get_user(id", :mod:`.code_context`): an operator would rewrite them with the value, and none of them
-    identifies anyone."""
+    identifies anyone.  A place or organisation that is only a month's name ("December", "the month of May") is a
+    date: masked as one, and not copied onto the text's other Decembers."""
     from ..lexicon import english_zipf, known_names
 
     out: List[Span] = []
@@ -340,11 +341,16 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
             continue
         if _relative_time(surface, span.category) or code_identifier(text, s, e):
             continue
+        if span.category in ("LOC", "ORG") and _MONTH_ONLY.fullmatch(surface):
+            # a model read "December" as a place: a date, masked as one and not copied onto every other December
+            out.append(Span(s, e, "DATETIME", span.score, span.source))
+            continue
         out.append(span if (s, e) == (span.start, span.end) else Span(s, e, span.category, span.score, span.source))
     return out
 
 
 _WEEKDAY_WORDS = frozenset(w.lower() for w in WEEKDAYS)
+_MONTH_ONLY = re.compile(r"(?:(?:the\s+)?month\s+of\s+)?(?:" + "|".join(MONTHS) + r")", re.IGNORECASE)
 _RANGE_WORDS = frozenset({"to", "through", "and", "or", "until", "till", "from", "on", "since"})
 
 

@@ -17,6 +17,14 @@ _INSTITUTION = re.compile(
     r"Officer|Act|Regulation)"
     r"(?:\s+(?:of|for)\s+(?:the\s+)?[A-Z][\w ]+)?(?:\s+\d{4})?|European Commission (?:of|on) Human Rights|inter alia)"
     r"(?:['\u2019]s)?$")
+# Intergovernmental bodies: public, like a State's courts and ministries, and naming one identifies nobody.
+_INTERGOVERNMENTAL = re.compile(
+    r"^(?:the\s+)?(?:United\s+Nations(?:\s+(?:Security\s+Council|General\s+Assembly|Human\s+Rights\s+Council|"
+    r"Secretariat|Development\s+Programme|Environment\s+Programme|Children['\u2019]s\s+Fund|"
+    r"High\s+Commissioner\s+for\s+(?:Refugees|Human\s+Rights)|Office\s+on\s+Drugs\s+and\s+Crime))?|"
+    r"European\s+Union|World\s+Health\s+Organi[sz]ation|World\s+Bank|International\s+Monetary\s+Fund|"
+    r"World\s+Trade\s+Organi[sz]ation|International\s+Labou?r\s+Organi[sz]ation|UNESCO|UNICEF|UNHCR|UNDP|"
+    r"UNODC|NATO|OECD|(?:International\s+Committee\s+of\s+the\s+)?Red\s+Cross)(?:['\u2019]s)?$")
 _FORMATION = re.compile(r"^(?:the\s+)?(?:(?:First|Second|Third|Fourth|Fifth|Sixth)\s+Section|Grand\s+Chamber)"
                         r"(?:\s+of\s+the\s+Court)?$")
 _LEGAL_FORM = re.compile(r"\b(?:LTD|LLC|INC|PLC|GMBH|AG|SA|SARL|SPA|SRL|BV|NV|AB|CORP|CO)\b\.?")
@@ -34,7 +42,7 @@ def is_public_institution(surface: str, category: str) -> bool:
     # code, date or amount is never a heading, and neither is a company with its legal form ("ACME LTD").
     if text.isupper() and len(text) > 3 and category in ("ORG", "LOC", "MISC") and not _LEGAL_FORM.search(text):
         return True
-    if category == "ORG" and _INSTITUTION.match(text):
+    if category == "ORG" and (_INSTITUTION.match(text) or _INTERGOVERNMENTAL.match(text)):
         return True
     if category == "LOC" and _FORMATION.match(text):  # "Fourth Section", "Grand Chamber" tagged as facilities
         return True
