@@ -48,11 +48,13 @@ def test_structured_finds_identifiers(text, surface, source):
 
 def test_literature_and_public_health_hosts_identify_nobody():
     """A clinician's prompt of PubMed, Nature and NIH links went out with every host masked (issue 28, session 18):
-    they name articles and public bodies, not a person.  A profile path on such a host is still masked."""
+    they name articles and public bodies, not a person.  A profile path on such a host is still masked, and so is
+    a local body under a national domain (an NHS trust names its town)."""
     text = ("see https://pubmed.ncbi.nlm.nih.gov/24621041/ and Spinal Cord (nature.com); guidance on cdc.gov; "
-            "https://www.researchgate.net/profile/Lena-Vogt-2 wrote it; my site lenavogt-research.net")
+            "https://www.researchgate.net/profile/Lena-Vogt-2 wrote it; my site lenavogt-research.net; "
+            "my trust's https://leedsth.nhs.uk/renal")
     found = _found(StructuredRecognizer(), text)
-    assert sorted(found) == ["Lena-Vogt-2", "lenavogt-research.net"], found
+    assert sorted(found) == ["Lena-Vogt-2", "leedsth.nhs.uk", "lenavogt-research.net"], found
 
 
 @pytest.mark.parametrize("text, surface", [

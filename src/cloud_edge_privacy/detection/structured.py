@@ -39,7 +39,7 @@ PUBLIC_HOSTS = frozenset((
     "cloudflare.com", "docker.com", "npmjs.com", "youtube.com", "twitter.com", "x.com", "facebook.com",
     "instagram.com", "reddit.com", "hooks.slack.com", "gmail.com", "outlook.com", "hotmail.com", "yahoo.com",
     # public health bodies and the literature clinicians cite (a PubMed link names an article, not its reader)
-    "nih.gov", "cdc.gov", "fda.gov", "who.int", "nhs.uk", "nice.org.uk", "europa.eu", "un.org", "doi.org",
+    "nih.gov", "cdc.gov", "fda.gov", "who.int", "nice.org.uk", "europa.eu", "un.org", "doi.org",
     "nature.com", "sciencedirect.com", "springer.com", "wiley.com", "thelancet.com", "bmj.com", "nejm.org",
     "jamanetwork.com", "cochranelibrary.com", "researchgate.net", "semanticscholar.org", "arxiv.org",
 ))
