@@ -17,7 +17,7 @@ from .code_context import code_identifier
 from .free_text import translation_language
 from .public_parties import drop_public_parties, is_public_institution
 from .recognizer import identifying, priorities, run_recognizer, spec_of
-from .structured import SECRET_PREFIX
+from .structured import SECRET_PREFIX, outside_public_host
 from .trade_terms import trade_phrases, trade_trim
 
 # When merged spans disagree on category, the more specific source wins: the priorities and the propagated
@@ -313,8 +313,9 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
     """Kept model spans without a comma, colon or unmatched bracket at their edges ("Ola Nordmann (" -> the
     name), a date, amount or code without the sentence's full stop ("12 June."), and no code that is one everyday
     word ("born"), no time relative to now or to no date ("yesterday", "next month"), no identifier of program code
-    ("def get_user(id", :mod:`.code_context`): an operator would rewrite them with the value, and none of them
-    identifies anyone.  A place or organisation that is only a month's name ("December", "the month of May") is a
+    ("def get_user(id", :mod:`.code_context`), nothing of a public service's host ("nice.org.uk" read as a place,
+    a PubMed link's number: :func:`~.structured.outside_public_host`): an operator would rewrite them with the
+    value, and none of them identifies anyone.  A place or organisation that is only a month's name ("December", "the month of May") is a
     date: masked as one, and not copied onto the text's other Decembers."""
     from ..lexicon import english_zipf, known_names
 
@@ -333,6 +334,10 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
         elif e - s > 1 and text[e - 1] == ".":
             e -= 1  # the sentence's full stop after a date, amount or code ("12 June."); an abbreviation's stays beside
             # the surrogate, which reads as well ("Sept." -> "December.")
+        web = outside_public_host(text, s, e)
+        if web is None:
+            continue
+        s, e = web
         surface = text[s:e]
         if not any(c.isalnum() for c in surface):
             continue

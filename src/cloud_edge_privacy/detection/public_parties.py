@@ -24,7 +24,7 @@ _INTERGOVERNMENTAL = re.compile(
     r"High\s+Commissioner\s+for\s+(?:Refugees|Human\s+Rights)|Office\s+on\s+Drugs\s+and\s+Crime))?|"
     r"European\s+Union|World\s+Health\s+Organi[sz]ation|World\s+Bank|International\s+Monetary\s+Fund|"
     r"World\s+Trade\s+Organi[sz]ation|International\s+Labou?r\s+Organi[sz]ation|UNESCO|UNICEF|UNHCR|UNDP|"
-    r"UNODC|NATO|OECD|(?:International\s+Committee\s+of\s+the\s+)?Red\s+Cross)(?:['\u2019]s)?$")
+    r"UNODC|NATO|OECD|WHO|UN|EU|IMF|WTO|ILO|(?:International\s+Committee\s+of\s+the\s+)?Red\s+Cross)(?:['\u2019]s)?$")
 _FORMATION = re.compile(r"^(?:the\s+)?(?:(?:First|Second|Third|Fourth|Fifth|Sixth)\s+Section|Grand\s+Chamber)"
                         r"(?:\s+of\s+the\s+Court)?$")
 _LEGAL_FORM = re.compile(r"\b(?:LTD|LLC|INC|PLC|GMBH|AG|SA|SARL|SPA|SRL|BV|NV|AB|CORP|CO)\b\.?")

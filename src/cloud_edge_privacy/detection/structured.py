@@ -15,7 +15,7 @@ from collections import Counter
 from functools import lru_cache
 from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
-from ..spans import SECRET_PREFIX, Span, is_secret  # noqa: F401 (is_secret re-exported)
+from ..spans import SECRET_PREFIX, Span, is_secret, non_space_run  # noqa: F401 (is_secret re-exported)
 from .recognizer import register_recognizer
 # Regions tried for a national-format phone number (no +country prefix), most common first.
 PHONE_REGIONS = ("US", "GB", "DE", "FR", "ES", "IT", "NL", "PL", "SE", "BR", "PT", "IN", "JP", "CN", "KR", "RU",
@@ -173,6 +173,34 @@ def _host_is_public(host: str) -> bool:
     host = host.lower().rstrip(".")
     parts = host.split(".")
     return any(".".join(parts[i:]) in PUBLIC_HOSTS for i in range(len(parts)))
+
+
+_QUERY_START = re.compile(r"[?#]")
+_WEB_ADDRESS = re.compile(r"(?:https?://)?(?:www\.)?((?:[a-z0-9-]+\.)+[a-z]{2,})(?:[/?#]\S*)?", re.IGNORECASE)
+
+
+def outside_public_host(text: str, start: int, end: int) -> Optional[Tuple[int, int]]:
+    """``[start, end)`` without its part in the scheme and host of a URL or bare host on a public host
+    (:data:`PUBLIC_HOSTS`: "nice.org.uk", "https://pubmed.ncbi.nlm.nih.gov/24621041/"), or None when nothing is
+    left but the host or a number in the path before the query (an article's).  A model's or a URL regex's span
+    of a public host identifies nobody, and masking a piece of one makes a host that no surrogate explains (the
+    egress guard's rule 3 then refuses); the path words and query it covered stay masked, and this recognizer
+    finds the account segments of such a URL as of any."""
+    a, b = non_space_run(text, start, end)
+    while a < start and text[a] in "(<[\"'":
+        a += 1
+    while b > end and text[b - 1] in ".,;:!?)>]\"'":
+        b -= 1
+    m = _WEB_ADDRESS.fullmatch(text, a, b)
+    if m is None or not _host_is_public(m.group(1)):
+        return start, end
+    s = max(start, m.end(1))
+    while s < end and text[s] == "/":
+        s += 1
+    query = _QUERY_START.search(text, m.end(1), b)
+    if s >= end or (end <= (query.start() if query else b) and not any(c.isalpha() for c in text[s:end])):
+        return None
+    return s, end
 
 
 def _ip_ok(s: str) -> bool:
