@@ -491,9 +491,9 @@ def test_a_month_read_as_a_place_is_a_date_and_not_copied_onto_other_months():
 def test_a_span_in_a_public_web_address_is_no_identifier():
     """Typed as a user (session 18): a model read "nice.org.uk" as a place ("from cieszyn"), the URL regex and a
     number regex masked a PubMed link, and a model's "com/articles/s41393-020-0512-3" made the Nature link a host
-    no surrogate explains, so the guard refused the request.  A span loses its part in a public host, and a number
-    left alone in the path goes; path words and a search query stay masked, and spans on a trust's own host or a
-    private host stay whole."""
+    no surrogate explains, so the guard refused the request.  A span of a public host alone, or with a number as
+    its path, goes; one with a piece of the host and path words masks the whole address; a span of a search query
+    and spans on a trust's own host or a private host stay as they are."""
     from cloud_edge_privacy.detection.pipeline import trim_kept
 
     text = ("From nice.org.uk, see https://pubmed.ncbi.nlm.nih.gov/24621041/ and "
@@ -507,11 +507,11 @@ def test_a_span_in_a_public_web_address_is_no_identifier():
              (text.index("leedsth"), "leedsth.nhs.uk", "ORG", "encoder:ORG"),
              (text.index("12345"), "12345", "CODE", "regex:long_number")]
     kept = trim_kept(text, [Span(i, i + len(w), cat, 0.6, src) for i, w, cat, src in spans])
-    assert [text[s.start:s.end] for s in kept] == ["articles/s41393-020-0512-3", "anna+berg", "leedsth.nhs.uk",
-                                                   "12345"]
+    assert [text[s.start:s.end] for s in kept] == ["https://www.nature.com/articles/s41393-020-0512-3", "anna+berg",
+                                                   "leedsth.nhs.uk", "12345"]
     text = "my page https://sites.google.com/view/annaberg-portfolio"
     url = Span(text.index("https"), len(text), "CODE", 0.9, "regex:url")
-    assert [text[s.start:s.end] for s in trim_kept(text, [url])] == ["view/annaberg-portfolio"]
+    assert [text[s.start:s.end] for s in trim_kept(text, [url])] == ["https://sites.google.com/view/annaberg-portfolio"]
 
 
 def test_the_language_of_a_translation_is_not_masked():

@@ -313,8 +313,8 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
     """Kept model spans without a comma, colon or unmatched bracket at their edges ("Ola Nordmann (" -> the
     name), a date, amount or code without the sentence's full stop ("12 June."), and no code that is one everyday
     word ("born"), no time relative to now or to no date ("yesterday", "next month"), no identifier of program code
-    ("def get_user(id", :mod:`.code_context`), nothing of a public service's host ("nice.org.uk" read as a place,
-    a PubMed link's number: :func:`~.structured.outside_public_host`): an operator would rewrite them with the
+    ("def get_user(id", :mod:`.code_context`), no public service's host ("nice.org.uk" read as a place, a PubMed
+    link with its number: :func:`~.structured.outside_public_host`): an operator would rewrite them with the
     value, and none of them identifies anyone.  A place or organisation that is only a month's name ("December", "the month of May") is a
     date: masked as one, and not copied onto the text's other Decembers."""
     from ..lexicon import english_zipf, known_names

@@ -180,12 +180,13 @@ _WEB_ADDRESS = re.compile(r"(?:https?://)?(?:www\.)?((?:[a-z0-9-]+\.)+[a-z]{2,})
 
 
 def outside_public_host(text: str, start: int, end: int) -> Optional[Tuple[int, int]]:
-    """``[start, end)`` without its part in the scheme and host of a URL or bare host on a public host
-    (:data:`PUBLIC_HOSTS`: "nice.org.uk", "https://pubmed.ncbi.nlm.nih.gov/24621041/"), or None when nothing is
-    left but the host or a number in the path before the query (an article's).  A model's or a URL regex's span
-    of a public host identifies nobody, and masking a piece of one makes a host that no surrogate explains (the
-    egress guard's rule 3 then refuses); the path words and query it covered stay masked, and this recognizer
-    finds the account segments of such a URL as of any."""
+    """A span ``[start, end)`` in a URL or bare host on a public host (:data:`PUBLIC_HOSTS`: "nice.org.uk",
+    "https://pubmed.ncbi.nlm.nih.gov/24621041/"): None when it holds nothing but the scheme and host and, before
+    the query, a path without a letter (an article's number): that identifies nobody.  A span that takes a piece
+    of the host with path words is widened to the whole address before it, so one surrogate replaces the host
+    with them (a masked piece of a host makes a host no surrogate explains, and the egress guard's rule 3 refuses
+    it).  Any other span is returned as it is; this recognizer finds the account segments of such a URL as of
+    any."""
     a, b = non_space_run(text, start, end)
     while a < start and text[a] in "(<[\"'":
         a += 1
@@ -194,13 +195,10 @@ def outside_public_host(text: str, start: int, end: int) -> Optional[Tuple[int, 
     m = _WEB_ADDRESS.fullmatch(text, a, b)
     if m is None or not _host_is_public(m.group(1)):
         return start, end
-    s = max(start, m.end(1))
-    while s < end and text[s] == "/":
-        s += 1
     query = _QUERY_START.search(text, m.end(1), b)
-    if s >= end or (end <= (query.start() if query else b) and not any(c.isalpha() for c in text[s:end])):
+    if end <= (query.start() if query else b) and not any(c.isalpha() for c in text[max(start, m.end(1)):end]):
         return None
-    return s, end
+    return (min(start, a), end) if start < m.end(1) else (start, end)
 
 
 def _ip_ok(s: str) -> bool:
