@@ -83,3 +83,16 @@ def test_the_gateway_sends_a_clinical_question_unchanged(monkeypatch):
     monkeypatch.setenv("CEP_SECRET_KEY", "00" * 32)
     text = "Potassium 5.9 mmol/L and creatinine 180 umol/L in a patient on lisinopril. What should I do?"
     assert Gateway("pseudonym").protect(text).text == text
+
+
+def test_the_gateway_sends_a_clinicians_literature_links_and_masks_the_patient(monkeypatch):
+    """Typed as a user (session 18): the hosts were masked, and then, in a step of the public-host rule, the
+    encoder's "nature" of "(nature.com)" became a surrogate inside the host, which the egress guard refused."""
+    from cloud_edge_privacy import Gateway
+
+    monkeypatch.setenv("CEP_SECRET_KEY", "ab" * 32)
+    text = "Summarise https://pubmed.ncbi.nlm.nih.gov/24621041/ and (nature.com) for Anna Berg; see nice.org.uk"
+    out = Gateway("pseudonym").protect(text).text
+    for public in ("https://pubmed.ncbi.nlm.nih.gov/24621041/", "(nature.com)", "nice.org.uk"):
+        assert public in out, out
+    assert "Anna" not in out and "Berg" not in out, out

@@ -491,15 +491,17 @@ def test_a_month_read_as_a_place_is_a_date_and_not_copied_onto_other_months():
 def test_a_span_in_a_public_web_address_is_no_identifier():
     """Typed as a user (session 18): a model read "nice.org.uk" as a place ("from cieszyn"), the URL regex and a
     number regex masked a PubMed link, and a model's "com/articles/s41393-020-0512-3" made the Nature link a host
-    no surrogate explains, so the guard refused the request.  A span of a public host alone, or with a number as
-    its path, goes; one with a piece of the host and path words masks the whole address; a span of a search query
-    and spans on a trust's own host or a private host stay as they are."""
+    no surrogate explains, so the guard refused the request.  A span of a public host or a piece of it, with no
+    path but a number, goes; one with a piece of the host and path words masks the whole address; a span of a
+    search query and spans on a trust's own host or a private host stay as they are."""
     from cloud_edge_privacy.detection.pipeline import trim_kept
 
-    text = ("From nice.org.uk, see https://pubmed.ncbi.nlm.nih.gov/24621041/ and "
+    text = ("Read (nature.com). From nice.org.uk, see https://pubmed.ncbi.nlm.nih.gov/24621041/ and "
             "https://www.nature.com/articles/s41393-020-0512-3 or https://www.google.com/search?q=anna+berg; "
             "my trust leedsth.nhs.uk; https://acme-clinic.com/12345")
     spans = [(text.index("nice.org.uk"), "nice.org.uk", "LOC", "tab_ner:LOC"),
+             (text.index("nice.org.uk"), "nice.org", "ORG", "encoder:ORG"),
+             (text.index("(nature") + 1, "nature", "ORG", "encoder:ORG"),
              (text.index("https://pubmed"), "https://pubmed.ncbi.nlm.nih.gov/24621041/", "CODE", "regex:url"),
              (text.index("24621041"), "24621041", "CODE", "regex:long_number"),
              (text.index("com/articles"), "com/articles/s41393-020-0512-3", "CODE", "encoder:CODE"),
@@ -512,6 +514,9 @@ def test_a_span_in_a_public_web_address_is_no_identifier():
     text = "my page https://sites.google.com/view/annaberg-portfolio"
     url = Span(text.index("https"), len(text), "CODE", 0.9, "regex:url")
     assert [text[s.start:s.end] for s in trim_kept(text, [url])] == ["https://sites.google.com/view/annaberg-portfolio"]
+    text = "meet at https://maps.google.com/51.5074,-0.1278"
+    url = Span(text.index("https"), len(text), "CODE", 0.9, "regex:url")
+    assert [text[s.start:s.end] for s in trim_kept(text, [url])] == ["https://maps.google.com/51.5074,-0.1278"]
 
 
 def test_the_language_of_a_translation_is_not_masked():

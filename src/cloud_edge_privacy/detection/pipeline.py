@@ -315,8 +315,8 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
     word ("born"), no time relative to now or to no date ("yesterday", "next month"), no identifier of program code
     ("def get_user(id", :mod:`.code_context`), no public service's host ("nice.org.uk" read as a place, a PubMed
     link with its number: :func:`~.structured.outside_public_host`): an operator would rewrite them with the
-    value, and none of them identifies anyone.  A place or organisation that is only a month's name ("December", "the month of May") is a
-    date: masked as one, and not copied onto the text's other Decembers."""
+    value, and none of them identifies anyone.  A place or organisation that is only a month's name ("December",
+    "the month of May") is a date: masked as one, and not copied onto the text's other Decembers."""
     from ..lexicon import english_zipf, known_names
 
     out: List[Span] = []

@@ -176,16 +176,17 @@ def _host_is_public(host: str) -> bool:
 
 
 _QUERY_START = re.compile(r"[?#]")
+_ARTICLE_PATH = re.compile(r"(?:/*\d+)?/*")  # nothing, or one number: "/24621041/"
 _WEB_ADDRESS = re.compile(r"(?:https?://)?(?:www\.)?((?:[a-z0-9-]+\.)+[a-z]{2,})(?:[/?#]\S*)?", re.IGNORECASE)
 
 
 def outside_public_host(text: str, start: int, end: int) -> Optional[Tuple[int, int]]:
     """A span ``[start, end)`` in a URL or bare host on a public host (:data:`PUBLIC_HOSTS`: "nice.org.uk",
-    "https://pubmed.ncbi.nlm.nih.gov/24621041/"): None when it holds nothing but the scheme and host and, before
-    the query, a path without a letter (an article's number): that identifies nobody.  A span that takes a piece
-    of the host with path words is widened to the whole address before it, so one surrogate replaces the host
-    with them (a masked piece of a host makes a host no surrogate explains, and the egress guard's rule 3 refuses
-    it).  Any other span is returned as it is; this recognizer finds the account segments of such a URL as of
+    "https://pubmed.ncbi.nlm.nih.gov/24621041/"): None when the address has no path but one number (an
+    article's) and the span ends before its query: that identifies nobody.  Any other span that takes a
+    piece of the host is widened to the whole address up to its end, so one surrogate replaces the host with the
+    rest (a masked piece of a host makes a host no surrogate explains, and the egress guard's rule 3 refuses it).
+    A span after the host is returned as it is; this recognizer finds the account segments of such a URL as of
     any."""
     a, b = non_space_run(text, start, end)
     while a < start and text[a] in "(<[\"'":
@@ -196,9 +197,10 @@ def outside_public_host(text: str, start: int, end: int) -> Optional[Tuple[int, 
     if m is None or not _host_is_public(m.group(1)):
         return start, end
     query = _QUERY_START.search(text, m.end(1), b)
-    if end <= (query.start() if query else b) and not any(c.isalpha() for c in text[max(start, m.end(1)):end]):
+    path_end = query.start() if query else b
+    if end <= path_end and _ARTICLE_PATH.fullmatch(text, m.end(1), path_end):
         return None
-    return (min(start, a), end) if start < m.end(1) else (start, end)
+    return (min(start, a), max(end, m.end(1))) if start < m.end(1) else (start, end)
 
 
 def _ip_ok(s: str) -> bool:
