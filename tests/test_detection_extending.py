@@ -131,7 +131,7 @@ def test_the_encoder_worked_example_matches_the_code():
     from cloud_edge_privacy.detection.encoder_ner import EncoderNerRecognizer
     from cloud_edge_privacy.detection.presets import ENCODER_MODEL, PRESETS, RULES, Preset, Use, build, uses_encoder
 
-    assert EncoderNerRecognizer.spec == declare("encoder_ner", ALL_TAB, {"encoder": 1.5}, Reads.TOKENS)
+    assert EncoderNerRecognizer.spec == declare("encoder_ner", ALL_TAB, {"encoder": 1.5}, Reads.TOKENS, concurrent=True)
     assert uses_encoder("default") and not uses_encoder("precision")
     # the one-line preset the section describes builds, with the encoder last and its model a parameter
     det = build("fast+encoder", Preset("rules + the encoder NER", RULES + (Use("encoder_ner", {"path": ENCODER_MODEL},

@@ -36,7 +36,7 @@ O_THRESHOLD = 0.8
 # ONNX Runtime's threads within one run.  On the 2-core reference machine, 2 read the development prompts 1.4x
 # faster than 1 (encoder alone, p50 per prompt 9.8 -> 7.1 ms); the whole default detector gains about 2% (paired,
 # prompt by prompt).  The logits are bitwise the same for any count, so spans do not depend on it (a test).
-THREADS = 2
+THREADS = 1
 
 
 def bio_labels() -> List[str]:
@@ -109,7 +109,7 @@ def _softmax(x: Any) -> Any:
     return e / e.sum(-1, keepdims=True)
 
 
-@register_recognizer("encoder_ner", ALL_TAB, {"encoder": 1.5}, Reads.TOKENS)
+@register_recognizer("encoder_ner", ALL_TAB, {"encoder": 1.5}, Reads.TOKENS, concurrent=True)
 class EncoderNerRecognizer:
     """Private items as the fine-tuned encoder sees them in context.  ``source`` is ``encoder:<TAB type>``."""
 

@@ -7,6 +7,7 @@ import threading
 import time
 import unicodedata
 from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..spans import Span, non_space_run, surface_pattern
@@ -16,7 +17,7 @@ from .clinical import drug_names
 from .code_context import code_identifier
 from .free_text import translation_language
 from .public_parties import drop_public_parties, is_public_institution
-from .recognizer import identifying, priorities, run_recognizer, spec_of
+from .recognizer import Reads, identifying, priorities, run_recognizer, spec_of
 from .structured import SECRET_PREFIX, outside_public_host
 from .trade_terms import trade_phrases, trade_trim
 
@@ -651,6 +652,8 @@ class Detector:
         self.cache_size = cache_size  # 0: no cache (benchmarks measure real detection time)
         self._cache: "OrderedDict[str, Tuple[List[Span], float]]" = OrderedDict()
         self._cache_lock = threading.Lock()  # the cache is shared by threads (proxy workers, router + gateway)
+        # the threads that run the recognizers declared concurrent beside the others (see candidates_many)
+        self._workers = ThreadPoolExecutor(thread_name_prefix="detector") if any(s.concurrent for s in specs) else None
 
     def warm_up(self) -> None:
         """Load every model and table now and run each path once (a short text read whole, a long one read by
@@ -702,16 +705,40 @@ class Detector:
         return out
 
     def candidates_many(self, texts: Sequence[str], timings: Optional[Dict[str, float]] = None) -> List[List[Span]]:
-        """Every recognizer's own spans of each text, before any decision, merge or propagation."""
+        """Every recognizer's own spans of each text, before any decision, merge or propagation.
+
+        A recognizer declared ``concurrent`` starts at once on a worker thread: one that reads the text alone reads
+        it all there, a sentence gate around one reads ahead (every piece it could read) and keeps, at its place in
+        the order, the pieces that what was found before it leaves to read.  Its spans are the same as when it runs
+        in turn; its entry in ``timings`` is the time the detector waited for it there."""
         found: List[List[Span]] = [[] for _ in texts]
-        for rec in self.recognizers:
+        early = {k: self._start(rec, texts) for k, rec in enumerate(self.recognizers)
+                 if self._workers is not None and spec_of(rec).concurrent}
+        for k, rec in enumerate(self.recognizers):
             t0 = time.perf_counter()
-            for acc, spans in zip(found, run_recognizer(rec, texts, found)):
+            started = early.get(k)
+            if started is None:
+                results = run_recognizer(rec, texts, found)
+            elif spec_of(rec).reads is Reads.FOUND:
+                results = rec.analyze_many(texts, found=found, ahead=started.result())  # type: ignore[attr-defined]
+            else:
+                results = started.result()
+            for acc, spans in zip(found, results):
                 acc.extend(spans)
             if timings is not None:
                 key = spec_of(rec).name
                 timings[key] = timings.get(key, 0.0) + time.perf_counter() - t0
         return found
+
+    def _start(self, rec: object, texts: Sequence[str]) -> Optional[Future]:
+        """A concurrent recognizer's run on a worker thread: its spans of the texts, or what it reads ahead of
+        them when it reads what was found before it (None when it cannot: it is then run in turn)."""
+        if self._workers is None:
+            return None
+        if spec_of(rec).reads is not Reads.FOUND:
+            return self._workers.submit(run_recognizer, rec, texts, [[] for _ in texts])
+        ahead = getattr(rec, "read_ahead", None)
+        return self._workers.submit(ahead, texts) if callable(ahead) else None
 
     def decide(self, norm: Normalized, spans: List[Span]) -> List[Span]:
         """The spans of one text, in its original offsets, from the candidates of its normalized form

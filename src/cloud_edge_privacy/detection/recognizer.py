@@ -11,6 +11,11 @@ operators register with ``register_operator``).  The registration writes the cla
 * ``Reads.FOUND``: ``analyze_many(texts, found=...)``, which also reads the spans the recognizers before it
   in the preset found (to skip what is covered, or to show it redacted).
 
+A recognizer that declares itself ``concurrent`` does its work outside Python's global interpreter lock (an ONNX
+Runtime session) and labels each text alone, whatever else its batch holds: the detector starts it on a worker
+thread while the recognizers before it run (a sentence gate around it reads ahead, see ``gating.py``), and its
+spans are the same as when it runs in turn.
+
 Presets (``presets.py``) name registered recognizers and their parameters.  From the declarations of a
 detector's recognizers the pipeline derives, with no table to edit elsewhere, the merge priority of each source
 prefix and the categories whose mentions propagate (the *identifying* ones); ``catalog.py`` gives the same for
@@ -45,7 +50,9 @@ class RecognizerSpec:
     ``identifying``: those of its ``categories`` that name someone by themselves, so that every other mention
     is masked too (co-reference propagation) and the egress guard looks for them in clear.
     ``fine_types``: ``Span.source`` -> the fine entity type (``vocabulary.ENTITY_TYPES``) of the spans it emits
-    with that source; a span whose source is not listed has its category's type (a ``LOC`` is a ``LOCATION``)."""
+    with that source; a span whose source is not listed has its category's type (a ``LOC`` is a ``LOCATION``).
+    ``concurrent``: its work runs outside the GIL and it labels each text alone, so the detector runs it beside
+    the recognizers before it."""
 
     name: str
     categories: FrozenSet[str]
@@ -53,6 +60,7 @@ class RecognizerSpec:
     reads: Reads = Reads.TEXT
     identifying: FrozenSet[str] = field(default_factory=frozenset)
     fine_types: Mapping[str, str] = field(default_factory=dict)
+    concurrent: bool = False
 
     def __post_init__(self) -> None:
         if not self.name or not self.sources:
@@ -89,12 +97,12 @@ ALL_TAB = TAB_CATEGORIES
 
 
 def declare(name: str, categories: Iterable[str], sources: Mapping[str, float], reads: Reads = Reads.TEXT,
-            identifying: Optional[Iterable[str]] = None, fine_types: Optional[Mapping[str, str]] = None
-            ) -> RecognizerSpec:
+            identifying: Optional[Iterable[str]] = None, fine_types: Optional[Mapping[str, str]] = None,
+            concurrent: bool = False) -> RecognizerSpec:
     """A spec whose identifying categories default to its TAB identifying ones (PERSON, CODE, ORG, LOC)."""
     cats = frozenset(categories)
     ident = frozenset(identifying) if identifying is not None else cats & IDENTIFYING_TAB
-    return RecognizerSpec(name, cats, dict(sources), reads, ident, dict(fine_types or {}))
+    return RecognizerSpec(name, cats, dict(sources), reads, ident, dict(fine_types or {}), concurrent)
 
 
 @dataclass(frozen=True)
@@ -110,11 +118,11 @@ _RECOGNIZERS: Dict[str, Registered] = {}
 
 def register_recognizer(name: str, categories: Iterable[str], sources: Mapping[str, float],
                         reads: Reads = Reads.TEXT, identifying: Optional[Iterable[str]] = None,
-                        fine_types: Optional[Mapping[str, str]] = None) -> Callable:
+                        fine_types: Optional[Mapping[str, str]] = None, concurrent: bool = False) -> Callable:
     """Register a recognizer class under ``name`` (what a preset names) with its declaration (see
     :func:`declare`), which also becomes the class's ``spec``.  Registering the same class again (a module
     imported twice) replaces it; another class under a registered name is an error."""
-    spec = declare(name, categories, sources, reads, identifying, fine_types)
+    spec = declare(name, categories, sources, reads, identifying, fine_types, concurrent)
 
     def wrap(cls: type) -> type:
         old = _RECOGNIZERS.get(name)
@@ -216,3 +224,4 @@ def run_recognizer(recognizer: object, texts: Sequence[str], found: Sequence[Seq
     if reads is Reads.TOKENS:
         return recognizer.analyze_many(texts)  # type: ignore[attr-defined]
     return [recognizer.analyze(t) for t in texts]  # type: ignore[attr-defined]
+
