@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import select
+import signal
 import threading
 from pathlib import Path
 from typing import List, Sequence
@@ -99,7 +102,28 @@ def test_the_default_preset_gives_the_same_spans_with_and_without_its_worker_thr
              "patient jan kowalski, 64, seen at st. mary's in leeds on 3 may", docs[0]["text"][:9000]]
     conc = build_detector("default")
     turn = build_detector("default")
-    turn._workers = None
-    assert conc._workers is not None
+    turn.concurrent = False
     assert conc.analyze_many(texts) == turn.analyze_many(texts)
     assert [conc.analyze(t) for t in texts] == [turn.analyze(t) for t in texts]
+    assert conc._workers is not None and turn._workers is None
+
+
+def test_a_forked_child_gets_worker_threads_of_its_own():
+    """A server that forks after warming the detector up (gunicorn --preload) must not hang in the child."""
+    (inner, det), _ = _detectors(gate=False)
+    want = det.candidates_many(TEXTS)  # the parent's worker thread now exists
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: answer through the pipe, never return into pytest
+        try:
+            os.write(write, repr(det.candidates_many(TEXTS) == want).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    ready, _, _ = select.select([read], [], [], 60)
+    answer = os.read(read, 100) if ready else b"hung"
+    os.close(read)
+    if not ready:
+        os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    assert answer == b"True"

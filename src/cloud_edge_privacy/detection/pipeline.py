@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import threading
 import time
@@ -636,7 +637,8 @@ class Detector:
 
     def __init__(self, recognizers: Sequence[object], propagate: bool = True,
                  cache_size: int = 0, drop_public_parties: bool = False, name: str = "",
-                 decider: Optional[object] = None, ordinary_zipf: Optional[float] = None) -> None:
+                 decider: Optional[object] = None, ordinary_zipf: Optional[float] = None,
+                 concurrent: bool = True) -> None:
         self.recognizers = list(recognizers)
         # derived from the recognizers' declarations (a recognizer without one is a clear TypeError here)
         specs = [spec_of(r) for r in self.recognizers]
@@ -653,7 +655,12 @@ class Detector:
         self._cache: "OrderedDict[str, Tuple[List[Span], float]]" = OrderedDict()
         self._cache_lock = threading.Lock()  # the cache is shared by threads (proxy workers, router + gateway)
         # the threads that run the recognizers declared concurrent beside the others (see candidates_many)
-        self._workers = ThreadPoolExecutor(thread_name_prefix="detector") if any(s.concurrent for s in specs) else None
+        # False: every recognizer in turn on the calling thread (the spans are the same)
+        self.concurrent = concurrent
+        self._has_concurrent = any(s.concurrent for s in specs)
+        self._workers: Optional[ThreadPoolExecutor] = None
+        self._workers_pid = 0
+        self._workers_lock = threading.Lock()
 
     def warm_up(self) -> None:
         """Load every model and table now and run each path once (a short text read whole, a long one read by
@@ -712,8 +719,9 @@ class Detector:
         the order, the pieces that what was found before it leaves to read.  Its spans are the same as when it runs
         in turn; its entry in ``timings`` is the time the detector waited for it there."""
         found: List[List[Span]] = [[] for _ in texts]
-        early = {k: self._start(rec, texts) for k, rec in enumerate(self.recognizers)
-                 if self._workers is not None and spec_of(rec).concurrent}
+        pool = self._pool()
+        early = {k: self._start(pool, rec, texts) for k, rec in enumerate(self.recognizers)
+                 if pool is not None and spec_of(rec).concurrent}
         for k, rec in enumerate(self.recognizers):
             t0 = time.perf_counter()
             started = early.get(k)
@@ -730,15 +738,25 @@ class Detector:
                 timings[key] = timings.get(key, 0.0) + time.perf_counter() - t0
         return found
 
-    def _start(self, rec: object, texts: Sequence[str]) -> Optional[Future]:
+    def _pool(self) -> Optional[ThreadPoolExecutor]:
+        """The worker threads of the concurrent recognizers (None without one), made anew in a forked child: a
+        pool copied by ``fork`` counts threads the child does not have, and a job given to it would never run."""
+        if not (self.concurrent and self._has_concurrent):
+            return None
+        with self._workers_lock:
+            if self._workers is None or self._workers_pid != os.getpid():
+                self._workers = ThreadPoolExecutor(thread_name_prefix="detector")
+                self._workers_pid = os.getpid()
+            return self._workers
+
+    @staticmethod
+    def _start(pool: ThreadPoolExecutor, rec: object, texts: Sequence[str]) -> Optional[Future]:
         """A concurrent recognizer's run on a worker thread: its spans of the texts, or what it reads ahead of
         them when it reads what was found before it (None when it cannot: it is then run in turn)."""
-        if self._workers is None:
-            return None
         if spec_of(rec).reads is not Reads.FOUND:
-            return self._workers.submit(run_recognizer, rec, texts, [[] for _ in texts])
+            return pool.submit(run_recognizer, rec, texts, [[] for _ in texts])
         ahead = getattr(rec, "read_ahead", None)
-        return self._workers.submit(ahead, texts) if callable(ahead) else None
+        return pool.submit(ahead, texts) if callable(ahead) else None
 
     def decide(self, norm: Normalized, spans: List[Span]) -> List[Span]:
         """The spans of one text, in its original offsets, from the candidates of its normalized form
