@@ -166,9 +166,7 @@ class EncoderNerRecognizer:
         if self.drop_public:
             # a fragment ("Kingdom", "United", "Cassation") by the whole name; a place inside an institution's name
             # ("Izmir" in "District Court of Izmir") is still a place, a word of a State's name ("United") is not
-            out = [[sp for sp in spans if not (_public(t[sp.start:sp.end], sp.category) or (
-                sp.category in ("ORG", "LOC") and _public(_name_phrase(t, sp.start, sp.end), sp.category)))]
-                   for t, spans in zip(texts, out)]
+            out = [_without_public(t, spans) for t, spans in zip(texts, out)]
         return out
 
     @staticmethod
@@ -202,6 +200,15 @@ class EncoderNerRecognizer:
         return [sp for sp in out if not any(_wide(c) or not _latin(c) for c in text[sp.start:sp.end])]
 
 
+def _without_public(text: str, spans: List[Span]) -> List[Span]:
+    """``spans`` less those of a public institution or State, alone or as a fragment of one."""
+    if not spans:
+        return spans
+    words = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+    return [sp for sp in spans if not (_public(text[sp.start:sp.end], sp.category) or (
+        sp.category in ("ORG", "LOC") and _public(_name_phrase(text, sp.start, sp.end, words), sp.category)))]
+
+
 def _public(surface: str, category: str) -> bool:
     """A public institution or State (see :func:`~.public_parties.is_public_institution`); the encoder calls a
     State named as a party ("the United Kingdom", "of Turkey") an organisation.  Not its rule for court headings
@@ -217,10 +224,12 @@ def _public(surface: str, category: str) -> bool:
 _CAPITALISED = re.compile(r"[A-Z][\w'\u2019-]*")
 
 
-def _name_phrase(text: str, start: int, end: int) -> str:
+def _name_phrase(text: str, start: int, end: int, words: Optional[Sequence[Tuple[int, int]]] = None) -> str:
     """The run of capitalised words (joined by "and", "of", "for", "the") around ``text[start:end]``: the whole
-    name a fragment belongs to ("Kingdom" -> "United Kingdom", "Cassation" -> "Court of Cassation")."""
-    words = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+    name a fragment belongs to ("Kingdom" -> "United Kingdom", "Cassation" -> "Court of Cassation").  ``words``:
+    the text's runs of non-space characters, when the caller has them (one reading for all of a text's spans)."""
+    if words is None:
+        words = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
     inside = [i for i, (a, b) in enumerate(words) if a < end and b > start]
     if not inside:
         return text[start:end]
