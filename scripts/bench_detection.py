@@ -83,7 +83,8 @@ def main() -> None:
         sc = combine(score_document(g, [[s.start, s.end, ""] for s in sp]) for g, sp in zip(golds, spans_by_name[n]))
         print(f"| {n} | {med(speed[n]):,.0f} | {med(ratios[n]):.2f} ({min(ratios[n]):.2f}) | {pct(lat[n], .5):.1f} | "
               f"{pct(lat[n], .95):.1f} | {sc['ER_di']:.3f} | {sc['ER_qi']:.3f} | {sc['token_precision']:.3f} |")
-    print("\nshare of each preset's time per recognizer (summed over rounds):")
+    print("\nshare of each preset's time per recognizer (summed over rounds; a recognizer declared concurrent runs on a "
+          "worker thread beside the others, and its share is the time the detector waited for it):")
     for n in names:
         total = sum(shares[n].values()) or 1.0
         print(f"  {n}: " + ", ".join(f"{k} {v / total:.0%}" for k, v in sorted(shares[n].items(), key=lambda kv: -kv[1])))
