@@ -33,9 +33,10 @@ _OVERLAP = 32  # tokens shared by two neighbouring windows
 # such as "APACHE" were flagged), which makes the fold-0 figures optimistic; folds 1-4 were not looked at for it
 # (scripts/eval_encoder_ner.py reports them apart).
 O_THRESHOLD = 0.8
-# ONNX Runtime's threads within one run.  On the 2-core reference machine, 2 read the development prompts 1.4x
-# faster than 1 (encoder alone, p50 per prompt 9.8 -> 7.1 ms); the whole default detector gains about 2% (paired,
-# prompt by prompt).  The logits are bitwise the same for any count, so spans do not depend on it (a test).
+# ONNX Runtime's threads within one run.  The detector runs the encoder on a worker thread beside the spaCy models
+# (it is declared concurrent): on the 2-core reference machine a second ONNX thread then only contends with them
+# (p50 of the candidates per short prompt: 17.4 ms with 1, 23.2 with 2, 23.6 in turn).  The logits are bitwise the
+# same for any count, so spans do not depend on it (a test).
 THREADS = 1
 
 

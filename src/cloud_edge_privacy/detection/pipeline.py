@@ -633,7 +633,8 @@ def _code_core(text: str, s: int, e: int) -> Tuple[int, int]:
 
 class Detector:
     """A configured detection pipeline: recognizers -> optional per-candidate decision (learned weights) ->
-    merge -> co-reference propagation -> optional public-party filter.  Recognizers with an ``analyze_many`` method are run in batches."""
+    merge -> co-reference propagation -> optional public-party filter.  Recognizers with an ``analyze_many`` method are
+    run in batches, and those declared ``concurrent`` on worker threads beside the others."""
 
     def __init__(self, recognizers: Sequence[object], propagate: bool = True,
                  cache_size: int = 0, drop_public_parties: bool = False, name: str = "",
@@ -654,8 +655,8 @@ class Detector:
         self.cache_size = cache_size  # 0: no cache (benchmarks measure real detection time)
         self._cache: "OrderedDict[str, Tuple[List[Span], float]]" = OrderedDict()
         self._cache_lock = threading.Lock()  # the cache is shared by threads (proxy workers, router + gateway)
-        # the threads that run the recognizers declared concurrent beside the others (see candidates_many)
-        # False: every recognizer in turn on the calling thread (the spans are the same)
+        # run the recognizers declared concurrent on worker threads beside the others (see candidates_many); False:
+        # every recognizer in turn on the calling thread (the spans are the same)
         self.concurrent = concurrent
         self._has_concurrent = any(s.concurrent for s in specs)
         self._workers: Optional[ThreadPoolExecutor] = None
