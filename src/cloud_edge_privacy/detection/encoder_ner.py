@@ -10,6 +10,7 @@ Arabic, Cyrillic...) are dropped: the model was trained on Latin-script text onl
 """
 from __future__ import annotations
 
+import bisect
 import json
 import re
 import threading
@@ -205,9 +206,15 @@ def _without_public(text: str, spans: List[Span]) -> List[Span]:
     """``spans`` less those of a public institution or State, alone or as a fragment of one."""
     if not spans:
         return spans
-    words = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+    words = _words(text)
     return [sp for sp in spans if not (_public(text[sp.start:sp.end], sp.category) or (
         sp.category in ("ORG", "LOC") and _public(_name_phrase(text, sp.start, sp.end, words), sp.category)))]
+
+
+def _words(text: str) -> Tuple[List[Tuple[int, int]], List[int], List[int]]:
+    """The runs of non-space characters of ``text``, with their starts and their ends (both in order)."""
+    words = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+    return words, [a for a, _ in words], [b for _, b in words]
 
 
 def _public(surface: str, category: str) -> bool:
@@ -225,16 +232,15 @@ def _public(surface: str, category: str) -> bool:
 _CAPITALISED = re.compile(r"[A-Z][\w'\u2019-]*")
 
 
-def _name_phrase(text: str, start: int, end: int, words: Optional[Sequence[Tuple[int, int]]] = None) -> str:
+def _name_phrase(text: str, start: int, end: int,
+                 runs: Optional[Tuple[List[Tuple[int, int]], List[int], List[int]]] = None) -> str:
     """The run of capitalised words (joined by "and", "of", "for", "the") around ``text[start:end]``: the whole
-    name a fragment belongs to ("Kingdom" -> "United Kingdom", "Cassation" -> "Court of Cassation").  ``words``:
-    the text's runs of non-space characters, when the caller has them (one reading for all of a text's spans)."""
-    if words is None:
-        words = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
-    inside = [i for i, (a, b) in enumerate(words) if a < end and b > start]
-    if not inside:
+    name a fragment belongs to ("Kingdom" -> "United Kingdom", "Cassation" -> "Court of Cassation").  ``runs``:
+    :func:`_words` of the text, when the caller has them (one reading for all of a text's spans)."""
+    words, starts, ends = runs if runs is not None else _words(text)
+    lo, hi = bisect.bisect_right(ends, start), bisect.bisect_left(starts, end) - 1  # the words it overlaps
+    if lo > hi:
         return text[start:end]
-    lo, hi = inside[0], inside[-1]
 
     def cap(i: int) -> bool:
         return bool(_CAPITALISED.fullmatch(text[words[i][0]:words[i][1]].rstrip(".,;:")))
