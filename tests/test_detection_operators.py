@@ -418,6 +418,19 @@ def test_a_model_span_leaves_a_lower_case_tail_after_a_joining_word():
     assert ward in split_at_joining_words(text, covered)
 
 
+def test_a_model_span_leaves_a_lower_case_tail_after_an_indefinite_article():
+    """Seen as a user: "Is the Uni-v a good first car?" went out as "Is the Binck bank?" (issue 28, session 20)."""
+    from cloud_edge_privacy.detection.pipeline import split_at_joining_words
+
+    text = "Is the Uni-v a good first car? Ask Anna a question. Try Kaito an Fujimoto."
+    at = lambda s: (text.index(s), text.index(s) + len(s))  # noqa: E731
+    car = Span(*at("Uni-v a good first car"), "ORG", 0.6, "tab_ner:ORG")
+    anna = Span(*at("Anna a question"), "PERSON", 0.6, "tab_ner:PERSON")
+    kaito = Span(*at("Kaito an Fujimoto"), "PERSON", 0.6, "tab_ner:PERSON")  # a capitalised word after: no tail
+    assert [text[s.start:s.end] for s in split_at_joining_words(text, [car, anna, kaito])] == \
+        ["Uni-v", "Anna", "Kaito an Fujimoto"]
+
+
 def test_a_model_span_leaves_lower_case_edge_words_that_only_it_read():
     """Seen as a user: "My manager Priya asked" went out as "My sandra Schwartsbach asked", and "our client at
     Brown & Partners LLP confirming the transfer" as "at Stanton-Nunez the transfer"."""

@@ -46,6 +46,23 @@ def test_structured_finds_identifiers(text, surface, source):
     assert found[surface].source == source and found[surface].category == "CODE"
 
 
+@pytest.mark.parametrize("text", [
+    "Software engineer at ExxonMobil, 2019-2023. B.Tech from VNIT.",   # "Mobil" in a firm's name is no phone cue
+    "I was abroad during 1998/2004 and in 2011 - 2015 too.",            # nor "ring" in "during"; periods of years
+    "the recall 2125 5501 87 and the context 1234 5678",                 # "call", "text" inside words
+])
+def test_year_ranges_and_cues_inside_words_are_no_phones(text):
+    """A CV's "ExxonMobil, 2019-2023" went out as a pseudonymized phone number (issue 28, session 20)."""
+    assert not [s for s in StructuredRecognizer().analyze(text) if s.source == "structured:phone"]
+
+
+def test_phone_cues_still_end_words_outside_english():
+    for text, number in (("Handynummer: 0171 2345678", "0171 2345678"), ("我的电话 13812345678", "13812345678"),
+                         ("text 1234 5678", "1234 5678"), ("phone 2019-2024 ext", None)):
+        found = _found(StructuredRecognizer(), text)
+        assert (number in found) if number else not any(s.source == "structured:phone" for s in found.values())
+
+
 def test_literature_and_public_health_hosts_identify_nobody():
     """A clinician's prompt of PubMed, Nature and NIH links went out with every host masked (issue 28, session 18):
     they name articles and public bodies, not a person.  A profile path on such a host is still masked, and so is
@@ -145,6 +162,12 @@ def test_an_address_wins_over_a_quantity_inside_it():
 ])
 def test_organisations(text, surface):
     assert surface in _found(OrganisationRecognizer(), text)
+
+
+def test_an_institution_word_without_a_name_is_no_organisation():
+    """"Software engineer" went out as "Pepe Group engineer" (issue 28, session 20)."""
+    text = "Software engineer; Hospital staff; Bank holidays; Acme Software and the University of Tromsø."
+    assert sorted(_found(OrganisationRecognizer(), text)) == ["Acme Software", "University of Tromsø"]
 
 
 def test_ages_places_and_dates():

@@ -136,6 +136,8 @@ class AddressRecognizer:
 _AMP_ORG = re.compile(rf"(?<![\w&])[A-Za-z]{{1,5}}&[A-Za-z]{{1,5}}(?![\w&])(?:\s(?i:technolog(?:y|ies)|group|company|"
                       rf"co\.?|inc\.?|ltd\.?|corp\.?|consulting|solutions|services|partners|associates|"
                       rf"{_INSTITUTION}))?")
+# An institution word with no name ("Software engineer", "Hospital staff", "Bank holidays") names no organisation.
+_BARE_INSTITUTION = re.compile(rf"(?:{_INSTITUTION})")
 _AMP_NOT_ORG = frozenset(("r&d", "q&a", "b&b", "p&l", "m&a", "r&b", "s&p", "f&b", "t&c", "t&cs", "d&i", "c&i"))
 
 
@@ -147,7 +149,7 @@ class OrganisationRecognizer:
 
     def analyze(self, text: str) -> List[Span]:
         out = [Span(m.start(), m.end(), "ORG", 0.75, "org:pattern") for m in _ORG.finditer(text)
-               if len(m.group().strip()) > 3]
+               if len(m.group().strip()) > 3 and not _BARE_INSTITUTION.fullmatch(m.group().strip())]
         out += [Span(m.start(1), m.end(1), "ORG", 0.7, "org:work_cue") for m in _WORK_ORG.finditer(text)]
         out += [Span(m.start(), m.end(), "ORG", 0.7, "org:ampersand") for m in _AMP_ORG.finditer(text)
                 if m.group().split()[0].lower() not in _AMP_NOT_ORG]

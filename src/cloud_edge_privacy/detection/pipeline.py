@@ -445,17 +445,22 @@ def clip_at_identifiers(text: str, spans: Sequence[Span]) -> List[Span]:
 
 # words that join two named things ("Anna at Bergen Logistics") rather than make part of one name
 _JOINING = frozenset(("at", "from", "to", "for", "with", "via", "by"))
+# words a plain lower-case tail may start with: the joining words and the indefinite article ("Is the Uni-v a good
+# first car?" was one organisation to the TAB NER)
+_TAIL_START = _JOINING | {"a", "an"}
 
 
 def split_at_joining_words(text: str, spans: Sequence[Span]) -> List[Span]:
     """A span cut at a joining word ("at", "from", ...) that no other span covers, when other spans cover words
     on both sides of it: "Anna at Bergen Logistics", one place to the TAB NER, is a person at a company, and
-    the union would send the two as one place's surrogate.  Only the joining word is left out."""
+    the union would send the two as one place's surrogate.  Only the joining word is left out.  A span also ends
+    before a joining word or an indefinite article followed, to its end, by lower-case words only ("Leeds General
+    Infirmary with community-acquired pneumonia", "Uni-v a good first car")."""
     out: List[Span] = []
     for span in spans:
         words = [(m.start() + span.start, m.end() + span.start) for m in _LETTERS.finditer(text[span.start:span.end])]
         if span.source.startswith(("structured", SECRET_PREFIX)) \
-                or not any(text[a:b] in _JOINING for a, b in words[1:-1]):
+                or not any(text[a:b] in _TAIL_START for a, b in words[1:-1]):
             out.append(span)
             continue
         others = [o for o in spans if o is not span and o.start < span.end and span.start < o.end]
@@ -466,8 +471,9 @@ def split_at_joining_words(text: str, spans: Sequence[Span]) -> List[Span]:
         cuts = [(a, b) for k, (a, b) in enumerate(words) if 0 < k < len(words) - 1
                 and text[a:b] in _JOINING and not covered(a, b)
                 and any(covered(*w) for w in words[:k]) and any(covered(*w) for w in words[k + 1:])]
-        tail = next((k for k, (a, b) in enumerate(words) if 0 < k < len(words) - 1 and text[a:b] in _JOINING
-                     and not covered(a, b) and _plain_tail(text, words[k + 1:], span.end, covered)), None)
+        tail = next((k for k, (a, b) in enumerate(words) if 0 < k < len(words) - 1 and text[a:b] in _TAIL_START
+                     and not covered(a, b)
+                     and _plain_tail(text, words[k + 1:], span.end, covered, names=text[a:b] in _JOINING)), None)
         end = span.end
         if tail is not None:  # "Leeds General Infirmary with community-acquired pneumonia": the diagnosis stays
             end = words[tail][0]
@@ -592,14 +598,16 @@ def trim_lower_case_edges(text: str, spans: Sequence[Span]) -> List[Span]:
     return out
 
 
-def _plain_tail(text: str, words: Sequence[Tuple[int, int]], end: int, covered: Callable[[int, int], bool]) -> bool:
-    """Whether the words after a joining word, to the span's end, are lower-case words no other span covers, in
-    no name list, with nothing but blanks, hyphens and apostrophes between them."""
+def _plain_tail(text: str, words: Sequence[Tuple[int, int]], end: int, covered: Callable[[int, int], bool],
+                names: bool = True) -> bool:
+    """Whether the words after a joining word, to the span's end, are lower-case words no other span covers (and,
+    with ``names``, in no name list: "Leeds with john smith"; after an article a name list's "good" or "car" is a
+    word), with nothing but blanks, hyphens and apostrophes between them."""
     from ..lexicon import known_names
 
     rest = text[words[0][0]:end]
     return bool(words) and not re.search(r"[^\w\s'’-]|\d|_", rest) and all(
-        text[a:b].islower() and text[a:b] not in known_names() and not covered(a, b) for a, b in words)
+        text[a:b].islower() and not (names and text[a:b] in known_names()) and not covered(a, b) for a, b in words)
 
 
 def _glue(surface: str) -> bool:

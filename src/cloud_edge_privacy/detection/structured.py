@@ -20,10 +20,14 @@ from .recognizer import register_recognizer
 # Regions tried for a national-format phone number (no +country prefix), most common first.
 PHONE_REGIONS = ("US", "GB", "DE", "FR", "ES", "IT", "NL", "PL", "SE", "BR", "PT", "IN", "JP", "CN", "KR", "RU",
                  "UA", "GR", "TR", "IE", "AU", "CA", "CH", "AT", "BE", "DK", "NO", "FI", "CZ", "MX", "AR", "ZA", "NG")
+# An English cue starts a word ("ExxonMobil, 2019-2023" and "during 2019" hold no "mobil" or "ring" cue); the
+# others may end one ("Handynummer", "我的电话").
 _PHONE_CUE = re.compile(
-    r"(?i)(?:phone|tel(?:ephone|efon|éfono|efone|éphone)?|mobile?|móvil|movil|cell|call|ring|text|whats ?app|fax|"
-    r"contact|reach|number|numéro|nummer|numero|número|joindre|anrufen|телефон|тел|τηλέφωνο|電話|电话|"
-    r"#|no\.?)\W{0,6}(?:\w+\W+){0,3}$")
+    r"(?i)(?:(?<!\w)(?:phone|tel(?:ephone|efon|éfono|efone|éphone)?|mobile?|móvil|movil|cell|call|ring|text|"
+    r"whats ?app|fax|contact|reach|number|no\.?)|numéro|nummer|numero|número|joindre|anrufen|телефон|тел|τηλέφωνο|"
+    r"電話|电话|#)\W{0,6}(?:\w+\W+){0,3}$")
+# Two years joined by a dash or slash, the second later: a period ("2019-2023"), never a phone or an account.
+_YEAR_RANGE = re.compile(r"(19|20)\d\d\s?[-–/]\s?(19|20)\d\d")
 _SECRET_WORDS = (r"pass(?:word|wd|phrase|code)|pwd|secret|token|api[_ -]?key|apikey|access[_ -]?key|private[_ -]?key|"
                  r"client[_ -]?secret|auth(?:[_-]?(?:token|key|code))?|credentials?|pin|passwort|kennwort|mot de passe|contraseña|senha|пароль|"
                  r"wachtwoord|hasło|parola|salasana|lösenord")
@@ -332,6 +336,9 @@ def _number(text: str, m: "re.Match[str]") -> Iterator[Span]:
         yield Span(start, end, "CODE", 0.95, "structured:ssn")
         return
     if not s or _DATE_LIKE.match(s) or _DATE_INSIDE.search(s):
+        return
+    years = _YEAR_RANGE.fullmatch(s)
+    if years and int(s[:4]) < int(s[-4:]):
         return
     digits = re.sub(r"\D", "", s)
     if (re.fullmatch(r"\d{13,19}|\d{4}(?:[ -]\d{4}){2,3}(?:[ -]\d{1,3})?", s)) and _valid_card(digits):
