@@ -7,7 +7,8 @@ operators register with ``register_operator``).  The registration writes the cla
 (EMAIL, PHONE, IBAN, ...) of its spans, and what it reads, which names the method the pipeline calls:
 
 * ``Reads.TEXT``: ``analyze(text) -> List[Span]`` on the raw text (patterns, validators, word lists);
-* ``Reads.TOKENS``: ``analyze_many(texts) -> List[List[Span]]``, a model over tokens, batched (``nlp.pipe``);
+* ``Reads.TOKENS``: ``analyze_many(texts) -> List[List[Span]]``, a model over tokens, batched (a spaCy model
+  through ``spacy_pipeline.SpacyPipeline.read``, which forgets the words it read);
 * ``Reads.FOUND``: ``analyze_many(texts, found=...)``, which also reads the spans the recognizers before it
   in the preset found (to skip what is covered, or to show it redacted).
 

@@ -8,6 +8,7 @@ from typing import Any, List, Sequence
 from ..spans import Span
 from .public_parties import is_public_institution
 from .recognizer import Reads, register_recognizer
+from .spacy_pipeline import SpacyPipeline
 
 # spaCy OntoNotes labels -> TAB categories.  CARDINAL and ORDINAL are left out: bare numbers in
 # court texts are mostly paragraph and article numbers.
@@ -22,13 +23,14 @@ _lock = threading.Lock()
 
 
 @lru_cache(maxsize=4)
-def load_spacy(model: str = DEFAULT_MODEL) -> Any:
+def load_spacy(model: str = DEFAULT_MODEL) -> SpacyPipeline:
     """Load a spaCy pipeline once per process, NER only: its ``ner`` has its own embedding layer, so the
     shared tok2vec, tagger, parser, lemmatizer and attribute ruler are not loaded."""
     import spacy
 
     with _lock:
-        return spacy.load(model, exclude=["tok2vec", "tagger", "parser", "senter", "lemmatizer", "attribute_ruler"])
+        return SpacyPipeline(spacy.load(model, exclude=["tok2vec", "tagger", "parser", "senter", "lemmatizer",
+                                                        "attribute_ruler"]))
 
 
 @register_recognizer("spacy", set(LABEL_MAP.values()), {"spacy": 1}, Reads.TOKENS)
@@ -48,7 +50,7 @@ class SpacyRecognizer:
 
     def analyze_many(self, texts: Sequence[str]) -> List[List[Span]]:
         """Batched with ``nlp.pipe``."""
-        return [self._spans(doc, doc.text) for doc in load_spacy(self.model).pipe(texts, batch_size=32)]
+        return load_spacy(self.model).read(texts, lambda doc: self._spans(doc, doc.text))
 
     def _spans(self, doc: Any, text: str) -> List[Span]:
         out = []

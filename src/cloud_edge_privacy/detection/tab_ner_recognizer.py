@@ -21,6 +21,7 @@ from ..errors import ModelFileError
 from ..spans import Span
 from .public_parties import is_public_institution
 from .recognizer import ALL_TAB, Reads, register_recognizer
+from .spacy_pipeline import SpacyPipeline
 
 MODEL_DIR = Path(__file__).with_name("tab_ner_model")
 SM_MODEL_DIR = Path(__file__).with_name("tab_ner_sm_model")
@@ -33,13 +34,13 @@ def transfer_model_dir() -> Path:
 
 
 @lru_cache(maxsize=2)
-def load_tab_ner(path: str = str(MODEL_DIR)) -> Any:
+def load_tab_ner(path: str = str(MODEL_DIR)) -> SpacyPipeline:
     import spacy
 
     if not Path(path, "meta.json").is_file():
         hint = " --init sm" if Path(path) == transfer_model_dir() else ""
         raise ModelFileError(f"{path}: TAB NER model missing; run .venv/bin/python scripts/train_tab_ner.py{hint}")
-    return spacy.load(path)
+    return SpacyPipeline(spacy.load(path))
 
 
 def training_info(path: Path = MODEL_DIR) -> Dict[str, Any]:
@@ -130,12 +131,13 @@ class TabNerRecognizer:
         ``skip_plain`` a capitalised word inside one of them does not make its sentence worth reading."""
         nlp = load_tab_ner(self.path)
         if not self.skip_plain:
-            return [self._spans(doc, 0) for doc in nlp.pipe(texts, batch_size=32)]
+            return nlp.read(texts, lambda doc: self._spans(doc, 0))
         pieces = [(i, off, sent) for i, text in enumerate(texts)
                   for off, sent in informative_sentences(text, found[i] if found is not None else ())]
         out: List[List[Span]] = [[] for _ in texts]
-        for (i, off, _), doc in zip(pieces, nlp.pipe((p[2] for p in pieces), batch_size=64)):
-            out[i].extend(self._spans(doc, off))
+        for (i, off, _), spans in zip(pieces, nlp.read([p[2] for p in pieces], lambda doc: self._spans(doc, 0),
+                                                        batch_size=64)):
+            out[i].extend(Span(s.start + off, s.end + off, s.category, s.score, s.source) for s in spans)
         return out
 
     def _spans(self, doc: Any, off: int) -> List[Span]:

@@ -16,6 +16,7 @@ from ...errors import ModelFileError
 from ...spans import Span
 from ..public_parties import is_public_institution
 from ..recognizer import ALL_TAB, Reads, register_recognizer
+from ..spacy_pipeline import SpacyPipeline
 
 MODEL_DIR = Path(__file__).with_name("model")
 _lock = threading.Lock()
@@ -31,7 +32,7 @@ def fold_model_dir(fold: int) -> Path:
 
 
 @lru_cache(maxsize=8)
-def load_learned(path: str) -> Any:
+def load_learned(path: str) -> SpacyPipeline:
     """Load a learned NER once per process; a clear error if it was not built."""
     if not Path(path, "meta.json").is_file():
         raise ModelFileError(f"{path}: the learned NER model is missing; build it with "
@@ -39,7 +40,7 @@ def load_learned(path: str) -> Any:
     import spacy
 
     with _lock:
-        return spacy.load(path)
+        return SpacyPipeline(spacy.load(path))
 
 
 def _pieces(text: str) -> List[tuple]:
@@ -81,8 +82,10 @@ class LearnedNerRecognizer:
         nlp = load_learned(self.path)
         pieces = [(i, off, piece) for i, text in enumerate(texts) for off, piece in _pieces(text) if piece.strip()]
         out: List[List[Span]] = [[] for _ in texts]
-        for (i, off, _), doc in zip(pieces, nlp.pipe((p[2] for p in pieces), batch_size=32)):
-            out[i].extend(Span(off + e.start_char, off + e.end_char, e.label_, 0.8, f"learned:{e.label_}")
-                          for e in doc.ents if e.text.strip()
-                          and not (self.drop_public and is_public_institution(e.text, e.label_)))
+        for (i, off, _), ents in zip(pieces, nlp.read([p[2] for p in pieces], self._entities)):
+            out[i].extend(Span(off + start, off + end, label, 0.8, f"learned:{label}") for start, end, label in ents)
         return out
+
+    def _entities(self, doc: Any) -> List[tuple]:
+        return [(e.start_char, e.end_char, e.label_) for e in doc.ents if e.text.strip()
+                and not (self.drop_public and is_public_institution(e.text, e.label_))]

@@ -1,0 +1,45 @@
+"""The spaCy models forget the words of the texts they read (memory zones), and stay correct across threads."""
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from cloud_edge_privacy.detection.learned import MODEL_DIR as LEARNED_DIR
+from cloud_edge_privacy.detection.learned.ner import LearnedNerRecognizer, load_learned
+from cloud_edge_privacy.detection.spacy_recognizer import SpacyRecognizer, load_spacy
+from cloud_edge_privacy.detection.tab_ner_recognizer import TabNerRecognizer, load_tab_ner, transfer_model_dir
+
+TEXTS = ["Dr Zorblaxquent Vennimore of Qartheloc Biologics emailed zv@qartheloc.example on 3 March 2024.",
+         "Please ask Ms Ilvaresh Tonduvik (Brannoch & Sons, Kelvedon) to call me about invoice QX-88213.",
+         "My manager Priya said the Wexlantic account closes in June."]
+NOVEL = ("Zorblaxquent", "Vennimore", "Qartheloc", "Ilvaresh", "Tonduvik", "Brannoch", "QX-88213", "Wexlantic")
+
+
+@pytest.mark.parametrize("recognizer, pipeline", [
+    (SpacyRecognizer(), lambda: load_spacy()),
+    (LearnedNerRecognizer(), lambda: load_learned(str(LEARNED_DIR))),
+    (TabNerRecognizer(model="sm"), lambda: load_tab_ner(str(transfer_model_dir()))),
+], ids=["spacy", "learned", "tab_ner"])
+def test_a_model_keeps_no_word_of_what_it_read(recognizer, pipeline):
+    """spaCy used to keep every new word for the life of the process (about 25 KB per prompt over the default
+    preset's models): a gateway serving all day grew without bound and held past prompts' names in memory."""
+    nlp = pipeline().nlp
+    before = len(nlp.vocab.strings)
+    found = recognizer.analyze_many(TEXTS)
+    assert any(found), "the model found nothing: the test would not show what it keeps"
+    assert not [w for w in NOVEL if w in nlp.vocab.strings]
+    assert len(nlp.vocab.strings) == before
+    assert recognizer.analyze_many(TEXTS) == found  # the same spans again
+
+
+def test_threads_share_a_pipeline_one_call_at_a_time():
+    """A memory zone swaps state on the pipeline: calls from request threads must not overlap on it."""
+    rec = LearnedNerRecognizer()
+    expected = [rec.analyze(t) for t in TEXTS]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda i: rec.analyze(TEXTS[i % 3]), range(60)))
+    assert got == [expected[i % 3] for i in range(60)]
+
+
+def test_frequent_words_are_loaded_once_outside_any_zone():
+    nlp = load_spacy().nlp
+    assert "because" in nlp.vocab.strings and "Because" in nlp.vocab.strings
