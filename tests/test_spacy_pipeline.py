@@ -1,4 +1,7 @@
 """The spaCy models forget the words of the texts they read (memory zones), and stay correct across threads."""
+import os
+import signal
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -43,3 +46,23 @@ def test_threads_share_a_pipeline_one_call_at_a_time():
 def test_frequent_words_are_loaded_once_outside_any_zone():
     nlp = load_spacy().nlp
     assert "because" in nlp.vocab.strings and "Because" in nlp.vocab.strings
+
+
+def test_a_child_forked_during_a_read_can_read():
+    """A server forked while a request thread reads (the lock held) must not inherit a lock nobody will release."""
+    rec = LearnedNerRecognizer()
+    expected = rec.analyze(TEXTS[0])
+    pipeline = load_learned(str(LEARNED_DIR))
+    with pipeline._lock:  # as if a request thread were reading
+        pid = os.fork()
+        if pid == 0:  # the child: read, then leave without running the parent's clean-up
+            ok = rec.analyze(TEXTS[0]) == expected
+            os._exit(0 if ok else 1)
+    deadline = time.monotonic() + 60
+    while (waited := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if waited[0] == 0:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child waited for a lock its parent's thread held")
+    assert os.WIFEXITED(waited[1]) and os.WEXITSTATUS(waited[1]) == 0

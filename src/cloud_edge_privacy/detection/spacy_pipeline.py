@@ -13,7 +13,9 @@ word's features are computed from its string, so what the model reads, and the s
 """
 from __future__ import annotations
 
+import os
 import threading
+import weakref
 from typing import Any, Callable, Iterable, List, TypeVar
 
 T = TypeVar("T")
@@ -27,6 +29,9 @@ class SpacyPipeline:
     def __init__(self, nlp: Any, frequent_words: int = FREQUENT_WORDS) -> None:
         self.nlp = nlp
         self._lock = threading.Lock()
+        # a child forked while another thread reads would inherit the lock held, for ever
+        ref = weakref.ref(self)
+        os.register_at_fork(after_in_child=lambda: _new_lock(ref))
         if frequent_words:
             from wordfreq import top_n_list
 
@@ -40,3 +45,9 @@ class SpacyPipeline:
         """``convert(doc)`` of each text, in order; no ``Doc`` (or anything made from it) outlives the call."""
         with self._lock, self.nlp.memory_zone():
             return [convert(doc) for doc in self.nlp.pipe(texts, batch_size=batch_size)]
+
+
+def _new_lock(ref: "weakref.ref[SpacyPipeline]") -> None:
+    pipeline = ref()
+    if pipeline is not None:
+        pipeline._lock = threading.Lock()
