@@ -7,8 +7,8 @@ which frees them when the call returns.  A zone swaps state on the shared pipeli
 so calls on one pipeline take its lock (different models still run side by side).
 
 Inside a zone every word the pipeline does not hold yet is made again on each call, so the pipeline is given
-the most frequent English words (and their capitalised forms) once, when it is loaded, outside any zone: with
-them a call costs what it cost before the zones (the gateway's p50 on the development prompts, same hour).  A
+the most frequent English words (and their capitalised forms) once, when it is loaded, outside any zone: that
+wins back most of what the zones cost (what is left, 3-4% of the gateway's p50, is in docs/detection.md).  A
 word's features are computed from its string, so what the model reads, and the spans, do not change.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ import weakref
 from typing import Any, Callable, Iterable, List, TypeVar
 
 T = TypeVar("T")
-# about 0.2 s per pipeline at load; the gateway's p50 with the zones and 10,000 words matched the p50 without zones
+# about 0.2 s per pipeline at load; 30,000 gained nothing more on TAB dev
 FREQUENT_WORDS = 10_000
 
 
