@@ -418,6 +418,22 @@ def test_a_model_span_leaves_a_lower_case_tail_after_a_joining_word():
     assert ward in split_at_joining_words(text, covered)
 
 
+def test_a_lower_case_verb_before_its_object_is_no_nationality_or_name():
+    """Seen as a user: "Please polish this email" went out as "Please [DEM_...] this email" (spaCy's NORP), and
+    "polish: the paragraph" with a person's surrogate (issue 28, session 20)."""
+    from cloud_edge_privacy.detection.pipeline import trim_kept
+
+    text = "Please polish this email. polish: the text. I am polish. Ask anna the way. Summarise it for Turkish staff."
+    at = lambda s, k=0: (text.index(s, k), text.index(s, k) + len(s))  # noqa: E731
+    spans = [Span(*at("polish"), "DEM", 0.7, "spacy:NORP"), Span(*at("polish", 20), "PERSON", 0.6, "encoder:PERSON"),
+             Span(*at("polish", 40), "DEM", 0.7, "spacy:NORP"), Span(*at("anna"), "PERSON", 0.6, "learned:PERSON"),
+             Span(*at("Turkish"), "DEM", 0.7, "spacy:NORP")]
+    kept = [(s.start, text[s.start:s.end]) for s in trim_kept(text, spans)]
+    # the nationality stays, and so does a name typed in lower case (in the name lists) before "the"
+    assert kept == [(text.index("polish", 40), "polish"), (text.index("anna"), "anna"),
+                    (text.index("Turkish"), "Turkish")]
+
+
 def test_a_model_span_leaves_a_lower_case_tail_after_an_indefinite_article():
     """Seen as a user: "Is the Uni-v a good first car?" went out as "Is the Binck bank?" (issue 28, session 20)."""
     from cloud_edge_privacy.detection.pipeline import split_at_joining_words

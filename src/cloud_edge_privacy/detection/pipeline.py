@@ -318,8 +318,9 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
     ("def get_user(id", :mod:`.code_context`), no public service's host ("nice.org.uk" read as a place, a PubMed
     link with its number: :func:`~.structured.outside_public_host`): an operator would rewrite them with the
     value, and none of them identifies anyone.  A place or organisation that is only a month's name ("December",
-    "the month of May") is a date: masked as one, and not copied onto the text's other Decembers."""
-    from ..lexicon import english_zipf, known_names
+    "the month of May") is a date: masked as one, and not copied onto the text's other Decembers.  A model's single
+    everyday lower-case word before a colon, determiner or pronoun is a verb ("polish my CV"), and goes."""
+    from ..lexicon import english_zipf, everyday_lower_word, known_names
 
     out: List[Span] = []
     for span in spans:
@@ -348,6 +349,9 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
             continue
         if _relative_time(surface, span.category) or code_identifier(text, s, e):
             continue
+        if span.category in _WORDLIKE and span.source.split(":")[0] in _MODELS and everyday_lower_word(surface) \
+                and _VERB_OBJECT.match(text, e):
+            continue  # "please polish my CV", "polish: the paragraph below": a verb, not a nationality or a name
         if span.category in ("LOC", "ORG") and _MONTH_ONLY.fullmatch(surface):
             # a model read "December" as a place: a date, masked as one and not copied onto every other December
             out.append(Span(s, e, "DATETIME", span.score, span.source))
@@ -356,6 +360,8 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
     return out
 
 
+# what follows a verb and never a nationality or a name typed in lower case: a colon, a determiner or a pronoun
+_VERB_OBJECT = re.compile(r"\s*(?::|(?:my|this|these|those|the|it|your|our|their)\b)")
 _WEEKDAY_WORDS = frozenset(w.lower() for w in WEEKDAYS)
 _MONTH_ONLY = re.compile(r"(?:(?:the\s+)?month\s+of\s+)?(?:" + "|".join(MONTHS) + r")", re.IGNORECASE)
 _RANGE_WORDS = frozenset({"to", "through", "and", "or", "until", "till", "from", "on", "since"})
