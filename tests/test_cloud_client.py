@@ -134,7 +134,9 @@ def test_pseudonyms_are_restored_in_the_answer_on_the_edge(fake_cloud):
     assert "Anna Berg" in res.answer and "Anna Berg" not in res.cloud_answer
 
 
-def test_cache_hit_sends_nothing_and_is_audited(fake_cloud):
+def test_cache_hit_sends_nothing_and_is_audited(fake_cloud, monkeypatch, tmp_path):
+    # its own cache: the fake's port is in the key, and an earlier run on the same port would answer the first call
+    monkeypatch.setenv("CEP_CACHE_DIR", str(tmp_path / "cache"))
     _pipeline(privacy_method="placeholder").cloud(X)
     res = _pipeline(privacy_method="placeholder").cloud(X)
     assert len(fake_cloud.requests) == 1 and res.cloud_cache_hit is True
