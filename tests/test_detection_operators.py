@@ -582,6 +582,7 @@ def test_identifiers_of_program_code_are_not_masked():
     assert code("var catalogItemId = current.cat_item;", "catalogItemId")
     assert code("checker.isCatalogItemExcluded(catalogItemId);", "catalogItemId")
     assert code("x; print(user)", "print(user")
+    assert code("def total(xs):\n    return s", "total(xs")  # a short identifier of ordinary letters (session 21)
     assert not code("send_to(john_smith);", "john_smith")
     assert not code('user = "John Smith";', "John Smith")
     assert not code("I worked at DoorDash. Then", "DoorDash")
@@ -594,6 +595,57 @@ def test_identifiers_of_program_code_are_not_masked():
     snippet = "var catalogItemId = current.cat_item.toString(); var isItemExcluded = checker.isCatalogItemExcluded(" \
               "catalogItemId);"
     assert Gateway("pseudonym").protect(snippet).text == snippet
+
+
+def test_one_models_single_ordinary_lower_case_word_is_no_candidate():
+    """Typed as a user (issue 28, session 21): "I studied economics", "the server in rack 12", "tables customers(id,
+    name, city)", "deliver the pallets to the warehouse" went out with those words as organisations and places,
+    each read by the encoder alone.  A lower-case name, a known place, a rare word, two words, a capitalised word
+    and a word that two families read stay candidates."""
+    from cloud_edge_privacy.detection.pipeline import drop_lone_ordinary_words
+
+    text = "economics rack john leeds monzo excel systems Economics apple"
+    at = lambda s: (text.index(s), text.index(s) + len(s))  # noqa: E731
+    spans = [Span(*at("economics"), "ORG", 0.5, "encoder:ORG"), Span(*at("rack"), "LOC", 0.5, "encoder:LOC"),
+             Span(*at("john"), "PERSON", 0.5, "encoder:PERSON"), Span(*at("leeds"), "LOC", 0.5, "learned:LOC"),
+             Span(*at("monzo"), "ORG", 0.5, "encoder:ORG"), Span(*at("excel systems"), "ORG", 0.5, "encoder:ORG"),
+             Span(*at("Economics"), "ORG", 0.5, "spacy:ORG"), Span(*at("apple"), "ORG", 0.5, "encoder:ORG"),
+             Span(*at("apple"), "ORG", 0.5, "spacy:ORG")]
+    kept = {text[s.start:s.end] for s in drop_lone_ordinary_words(text, spans)}
+    assert kept == {"john", "leeds", "monzo", "excel systems", "Economics", "apple"}
+    # and a rule recognizer's word is not the models' to drop
+    assert drop_lone_ordinary_words("in rack 12", [Span(3, 7, "LOC", 0.5, "place:gazetteer")])
+
+    import os
+
+    os.environ.setdefault("CEP_SECRET_KEY", "ab" * 32)
+    from cloud_edge_privacy import Gateway
+
+    prompt = ("Write a SQL query that returns the top 5 customers by total order value from tables customers(id, "
+              "name, city) and orders(id, customer_id, amount, created_at).")
+    assert Gateway("pseudonym").protect(prompt).text == prompt
+
+
+def test_a_lone_first_name_votes_with_the_recognizers_that_read_the_same_words():
+    """"for someone earning $85,000 a year in Texas" went out as "in Josefsson": "Texas" is a first name of the
+    lists, and the name lists' priority outweighed five recognizers' place (session 21).  A first name against one
+    model's place stays a person."""
+    text = "in Texas. Dear Jordan,"
+    tx, jo = (3, 8), (15, 21)
+    texas = merge_spans([Span(*tx, "PERSON", 0.6, "names:first")] + [
+        Span(*tx, "LOC", 0.6, src) for src in ("encoder:LOC", "learned:LOC", "spacy:GPE", "tab_ner:LOC")], text=text)
+    jordan = merge_spans([Span(*jo, "PERSON", 0.6, "names:first"), Span(*jo, "LOC", 0.6, "spacy:GPE")], text=text)
+    assert [s.category for s in texas + jordan] == ["LOC", "PERSON"]
+
+
+def test_a_name_without_letters_names_no_union():
+    """A model's "University of Leeds (2016-2019" cut at the organisation left "2016-2019" as an organisation, and
+    it named the date union over it: the years went out as letters of a company's surrogate (session 21)."""
+    text = "Leeds (2016-2019) and"
+    years = (7, 16)
+    merged = merge_spans([Span(7, 11, "DATETIME", 0.8, "regex:year"), Span(*years, "DATETIME", 0.7, "spacy:DATE"),
+                          Span(*years, "ORG", 0.6, "tab_ner:ORG")], text=text)
+    assert [(s.start, s.end, s.category) for s in merged] == [(7, 16, "DATETIME")]
 
 
 def test_a_long_model_span_is_read_as_its_pieces():

@@ -50,6 +50,7 @@ def test_structured_finds_identifiers(text, surface, source):
     "Software engineer at ExxonMobil, 2019-2023. B.Tech from VNIT.",   # "Mobil" in a firm's name is no phone cue
     "I was abroad during 1998/2004 and in 2011 - 2015 too.",            # nor "ring" in "during"; periods of years
     "the recall 2125 5501 87 and the context 1234 5678",                 # "call", "text" inside words
+    "I studied economics at the University of Leeds (2016-2019) and",   # a period in brackets (session 21)
 ])
 def test_year_ranges_and_cues_inside_words_are_no_phones(text):
     """A CV's "ExxonMobil, 2019-2023" went out as a pseudonymized phone number (issue 28, session 20)."""

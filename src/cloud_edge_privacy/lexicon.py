@@ -132,6 +132,16 @@ def common_in_another_language(word: str, zipf: float = 3.0) -> bool:
     return any(zipf_frequency(word, lang) >= zipf for lang in OTHER_LANGUAGES)
 
 
+# wordfreq's Zipf scale: a word at least this common in English that is in no list of names is an ordinary word.
+ORDINARY_ZIPF = 2.5
+
+
+def ordinary_word(token: str) -> bool:
+    """A word that is common in English and in no list of first or last names ("score", "managers", "var")."""
+    low = token.lower()
+    return low not in known_names() and english_zipf(low) >= ORDINARY_ZIPF
+
+
 # wordfreq's Zipf scale: an organisation written only in words at least this common ("User", "Cross-Border", "Keto")
 # names the entity where it is capitalised as detected; its lower-case uses are the everyday words.
 EVERYDAY_ZIPF = 3.5

@@ -43,15 +43,13 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Seq
 from ..detection.catalog import all_identifying
 from ..detection.places import everyday_organisation, everyday_place_word
 from .gateway import ProtectedFields
-from ..lexicon import common_name_word, english_zipf, known_names, mostly_lower_case
+from ..lexicon import common_name_word, mostly_lower_case, ordinary_word
 from ..spans import Span
 from ..vocabulary import TITLES, tolerant_body
 
 IDENTIFYING = all_identifying()  # PERSON, CODE, ORG, LOC: what the registered recognizers declare identifying
 _WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
 _DIGITS = re.compile(r"\d{4,}")
-# wordfreq's Zipf scale: a word at least this common in English that is in no list of names is an ordinary word.
-ORDINARY_ZIPF = 2.5
 REPAIRABLE_RULES = ("identifier_in_clear", "name_token_in_clear", "code_digits_in_clear",
                     "structured_identifier_in_clear", "independent_check_in_clear")
 
@@ -90,12 +88,6 @@ def _common_words() -> FrozenSet[str]:
         return frozenset(STOP_WORDS)
     except ImportError:  # pragma: no cover - spaCy is a core dependency
         return frozenset()
-
-
-def ordinary_word(token: str) -> bool:
-    """A word that is common in English and in no list of first or last names ("score", "managers", "var")."""
-    low = token.lower()
-    return low not in known_names() and english_zipf(low) >= ORDINARY_ZIPF
 
 
 def _name_tokens(surface: str, common: Set[str]) -> List[str]:

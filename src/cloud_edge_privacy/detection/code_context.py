@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import List
 
-from ..lexicon import everyday_lower_word, known_names
+from ..lexicon import ORDINARY_ZIPF, everyday_lower_word, known_names
 
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
 _CALL = re.compile(r"[A-Za-z_]\w*\(")
@@ -60,6 +60,6 @@ def code_identifier(text: str, start: int, end: int) -> bool:
             if any(p in names for p in _parts(token)):
                 return False
             styled = True
-        elif not everyday_lower_word(token):
+        elif not everyday_lower_word(token, ORDINARY_ZIPF):  # "xs" in "total(xs" too
             return False
     return styled

@@ -34,6 +34,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from ..lexicon import ORDINARY_ZIPF
 from .pipeline import Detector
 
 
@@ -118,10 +119,10 @@ def candidates(learned: bool = True, encoder: bool = True) -> Tuple[Use, ...]:
         + ((ENCODER,) if encoder else ())
 
 
-# A "person" of ordinary words ("Seller") is not copied onto its lower-case uses; 2.5: the egress guard's
-# ORDINARY_ZIPF, so that the guard never flags what propagation leaves (see docs/detection.md).
+# A "person" of ordinary words ("Seller") is not copied onto its lower-case uses; ORDINARY_ZIPF, as the egress
+# guard reads them, so that the guard never flags what propagation leaves (see docs/detection.md).
 _DEFAULT = Preset("recall first: every recognizer + the learned model, kept per span by learned weights",
-                  candidates(), Decide("default", LEARNED_MODEL), ordinary_zipf=2.5)
+                  candidates(), Decide("default", LEARNED_MODEL), ordinary_zipf=ORDINARY_ZIPF)
 # Chosen on TAB dev (see the example README): general NER adds recall, its public-institution spans (courts,
 # governments, headings, state names) are dropped, the TAB model adds precision.
 _LEGAL = (Use("regex"), Use("spacy", {"drop_public_institutions": True}), Use("tab_ner"))

@@ -337,7 +337,8 @@ def _number(text: str, m: "re.Match[str]") -> Iterator[Span]:
         return
     if not s or _DATE_LIKE.match(s) or _DATE_INSIDE.search(s):
         return
-    if _YEAR_RANGE.fullmatch(s) and int(s[:4]) < int(s[-4:]):
+    years = s.strip("()[] ")  # "(2016-2019)" in a CV
+    if _YEAR_RANGE.fullmatch(years) and int(years[:4]) < int(years[-4:]):
         return
     digits = re.sub(r"\D", "", s)
     if (re.fullmatch(r"\d{13,19}|\d{4}(?:[ -]\d{4}){2,3}(?:[ -]\d{1,3})?", s)) and _valid_card(digits):
