@@ -626,6 +626,37 @@ def test_one_models_single_ordinary_lower_case_word_is_no_candidate():
     assert Gateway("pseudonym").protect(prompt).text == prompt
 
 
+def test_quarters_hex_constants_products_and_national_bodies_identify_nobody():
+    """Typed as a user (session 21): "his sales targets by 18% in Q2" went out as "in 88 Anna Route", an IT ticket's
+    "Windows update ..., error 0x80070005" as "Scandeluzza update ..., error 3w44821338", "without losing the VLAN
+    config" with the config as a company, and "the NHS waiting list" as "the IFL waiting list".  A quarter with its
+    year, a regional health board and a wallet-length hex string stay candidates."""
+    import os
+
+    from cloud_edge_privacy.detection.encoder_ner import _public
+    from cloud_edge_privacy.detection.pipeline import trim_kept
+    from cloud_edge_privacy.detection.public_parties import is_public_institution
+
+    text = "in Q2 and Q2 2024, error 0x80070005, wallet 0x" + "ab" * 20
+    at = lambda s: (text.index(s), text.index(s) + len(s))  # noqa: E731
+    kept = trim_kept(text, [Span(*at("Q2"), "LOC", 0.5, "encoder:LOC"), Span(*at("Q2 2024"), "DATETIME", 0.5,
+                                                                             "spacy:DATE"),
+                            Span(*at("0x80070005"), "CODE", 0.5, "encoder:CODE"),
+                            Span(*at("0x" + "ab" * 20), "CODE", 0.5, "encoder:CODE")])
+    assert [text[s.start:s.end] for s in kept] == ["Q2 2024", "0x" + "ab" * 20]
+    assert _public("NHS", "ORG") and is_public_institution("the NHS", "ORG") and is_public_institution("HMRC", "ORG")
+    assert not _public("NHS Lothian", "ORG") and not is_public_institution("NHS Lothian", "ORG")
+    assert not _public("AIDA", "ORG")  # a college's name in capitals is still one
+
+    os.environ.setdefault("CEP_SECRET_KEY", "ab" * 32)
+    from cloud_edge_privacy import Gateway
+
+    gw = Gateway("pseudonym")
+    for prompt in ("Tell me how to reset a router to factory settings without losing the VLAN config.",
+                   "How long is the NHS waiting list for a knee MRI usually?"):
+        assert gw.protect(prompt).text == prompt
+
+
 def test_a_lone_first_name_votes_with_the_recognizers_that_read_the_same_words():
     """"for someone earning $85,000 a year in Texas" went out as "in Josefsson": "Texas" is a first name of the
     lists, and the name lists' priority outweighed five recognizers' place (session 21).  A first name against one

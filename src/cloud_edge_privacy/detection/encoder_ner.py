@@ -221,11 +221,11 @@ def _public(surface: str, category: str) -> bool:
     """A public institution or State (see :func:`~.public_parties.is_public_institution`); the encoder calls a
     State named as a party ("the United Kingdom", "of Turkey") an organisation.  Not its rule for court headings
     in capitals: an organisation in capitals ("AIDA", a college's name) in a prompt is one."""
-    from .public_parties import is_public_institution
+    from .public_parties import is_public_institution, named_public_body
 
     surface = re.sub(r"^(?:of|in|against)\s+", "", surface)
     if surface.isupper():
-        return False
+        return category == "ORG" and named_public_body(surface)  # "NHS", "WHO": named bodies, in any case
     return is_public_institution(surface, category) or (category == "ORG" and is_public_institution(surface, "LOC"))
 
 

@@ -349,7 +349,8 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
     """Kept model spans without a comma, colon or unmatched bracket at their edges ("Ola Nordmann (" -> the
     name), a date, amount or code without the sentence's full stop ("12 June."), and no code that is one everyday
     word ("born"), no time relative to now or to no date ("yesterday", "next month"), no identifier of program code
-    ("def get_user(id", :mod:`.code_context`), no public service's host ("nice.org.uk" read as a place, a PubMed
+    ("def get_user(id", :mod:`.code_context`), no quarter without its year ("Q2") or hex constant ("0x80070005"),
+    no public service's host ("nice.org.uk" read as a place, a PubMed
     link with its number: :func:`~.structured.outside_public_host`): an operator would rewrite them with the
     value, and none of them identifies anyone.  A place or organisation that is only a month's name ("December",
     "the month of May") is a date: masked as one, and not copied onto the text's other Decembers.  A model's single
@@ -381,7 +382,7 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
         if span.category == "CODE" and surface.isalpha() and surface.lower() not in known_names() \
                 and english_zipf(surface.lower()) >= 3.5:
             continue
-        if _relative_time(surface, span.category) or code_identifier(text, s, e):
+        if _relative_time(surface, span.category) or code_identifier(text, s, e) or _CONSTANT.fullmatch(surface):
             continue
         if span.category in _WORDLIKE and span.source.split(":")[0] in _MODELS and everyday_lower_word(surface) \
                 and _VERB_OBJECT.match(text, e):
@@ -394,6 +395,8 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
     return out
 
 
+# a quarter of no year ("in Q2") and a program's or an error's hex constant ("error 0x80070005"; not a 40-digit wallet)
+_CONSTANT = re.compile(r"Q[1-4]|0x[0-9A-Fa-f]{1,16}")
 # what follows a verb and never a nationality or a name typed in lower case: a colon, a determiner or a pronoun
 _VERB_OBJECT = re.compile(r"\s*(?::|(?:my|this|these|those|the|it|your|our|their)\b)")
 _WEEKDAY_WORDS = frozenset(w.lower() for w in WEEKDAYS)

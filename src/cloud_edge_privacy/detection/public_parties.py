@@ -25,6 +25,10 @@ _INTERGOVERNMENTAL = re.compile(
     r"European\s+Union|World\s+Health\s+Organi[sz]ation|World\s+Bank|International\s+Monetary\s+Fund|"
     r"World\s+Trade\s+Organi[sz]ation|International\s+Labou?r\s+Organi[sz]ation|UNESCO|UNICEF|UNHCR|UNDP|"
     r"UNODC|NATO|OECD|WHO|UN|EU|IMF|WTO|ILO|(?:International\s+Committee\s+of\s+the\s+)?Red\s+Cross)(?:['\u2019]s)?$")
+# National public services and agencies, one per country: "the NHS waiting list" or "a payment to HMRC" names no one
+# ("NHS Lothian", a regional board, names a region and is not matched).
+_NATIONAL_BODY = re.compile(r"^(?:the\s+)?(?:NHS|National\s+Health\s+Service|HMRC|DVLA|DWP|IRS|FDA|CDC|NIH|FBI)"
+                            r"(?:['\u2019]s)?$")
 _FORMATION = re.compile(r"^(?:the\s+)?(?:(?:First|Second|Third|Fourth|Fifth|Sixth)\s+Section|Grand\s+Chamber)"
                         r"(?:\s+of\s+the\s+Court)?$")
 _LEGAL_FORM = re.compile(r"\b(?:LTD|LLC|INC|PLC|GMBH|AG|SA|SARL|SPA|SRL|BV|NV|AB|CORP|CO)\b\.?")
@@ -35,6 +39,12 @@ _GOVERNMENT = re.compile(r"^(?:the\s+)?(?:[A-Z][\w-]+\s+)*(?:Government|authorit
 _RESPONDENT_CONTEXT = re.compile(r"application[^)]{0,40}\)\s+against\s+(?:the\s+)?$")
 
 
+def named_public_body(surface: str) -> bool:
+    """An intergovernmental body or a national public service named as such ("WHO", "the NHS", "HMRC")."""
+    text = " ".join(surface.split())
+    return bool(_INTERGOVERNMENTAL.match(text) or _NATIONAL_BODY.match(text))
+
+
 def is_public_institution(surface: str, category: str) -> bool:
     """Generic institutions, headings and state names that general NER over-tags in judgments."""
     text = " ".join(surface.split())
@@ -42,7 +52,7 @@ def is_public_institution(surface: str, category: str) -> bool:
     # code, date or amount is never a heading, and neither is a company with its legal form ("ACME LTD").
     if text.isupper() and len(text) > 3 and category in ("ORG", "LOC", "MISC") and not _LEGAL_FORM.search(text):
         return True
-    if category == "ORG" and (_INSTITUTION.match(text) or _INTERGOVERNMENTAL.match(text)):
+    if category == "ORG" and (_INSTITUTION.match(text) or named_public_body(text)):
         return True
     if category == "LOC" and _FORMATION.match(text):  # "Fourth Section", "Grand Chamber" tagged as facilities
         return True

@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import FrozenSet, List, Optional, Tuple
 
 from .clinical import clinical_word, measurements
-from ..lexicon import everyday_lower_word, function_words, known_names
+from ..lexicon import ORDINARY_ZIPF, everyday_lower_word, function_words, known_names
 from ..spans import non_space_run
 from ..vocabulary import GREETINGS, TITLES
 
@@ -28,7 +28,8 @@ python java javascript typescript sql mysql postgresql postgres sqlite mongodb p
 css3 json yaml xml csv bash powershell vba excel powerpoint outlook sharepoint onedrive linux macos android ios
 ubuntu debian centos pandas numpy scipy matplotlib tensorflow pytorch keras scikit-learn sklearn react reactjs
 angular vue vuejs django flask fastapi kubernetes k8s jupyter matlab spss stata api apis rest restful graphql http
-https ssh ftp tcp dns vpn wifi bluetooth usb pdf docx xlsx jpeg png gif mp4 chatgpt gpt-4 llm llms
+https ssh ftp tcp dns vpn wifi bluetooth usb pdf docx xlsx jpeg png gif mp4 chatgpt gpt-4 llm llms windows vlan lan
+ethernet bios wordpress gmail chrome firefox
 """.split())
 _TECH_PHRASES = re.compile(r"\bPower\s?BI\b|\bC\+\+|\bC#|(?-i:(?<![\w.])\.NET|\bASP\.NET)\b|\bNode\.js\b|"
                            r"\bVisual Studio(?: Code)?\b|"
@@ -89,7 +90,7 @@ def trade_trim(text: str, start: int, end: int, values: List[Tuple[int, int]]) -
     """A span's extent without its trade terms, or ``None`` when nothing else is left.
 
     Each word is a term (a :func:`trade_word`, or inside one of ``values``, the :func:`trade_phrases` of
-    ``text``), plain (a function word, or an everyday lower-case word in no name list) or other.  A span of terms and
+    ``text``), plain (a function word, or an ordinary lower-case word in no name list: ``ORDINARY_ZIPF``) or other.  A span of terms and
     plain words only is dropped ("insulin glargine 20 units", "Python, SQL and Power BI"); otherwise the words before
     its first other word, or after its last, go when they hold a term ("Mrs Senna Patel takes aspirin 75 mg" keeps
     "Mrs Senna Patel", "DOB 03/04/1971" its date).  A number outside a clinical value is an other word ("MRN
@@ -106,7 +107,7 @@ def trade_trim(text: str, start: int, end: int, values: List[Tuple[int, int]]) -
             kind = "other"  # "https" of a URL, "python" of a path or an e-mail: part of what identifies
         elif trade_word(w):
             kind = "term"
-        elif w.lower() in function_words() or everyday_lower_word(w):
+        elif w.lower() in function_words() or everyday_lower_word(w, ORDINARY_ZIPF):
             kind = "plain"
         else:
             kind = "other"
