@@ -31,6 +31,12 @@ def elif var const lambda void bool boolean str int async await println printf s
 """.split())
 
 
+# SQL's keywords, written in capitals as queries are: evidence of code ("SELECT first_name, last_name FROM ...")
+SQL_KEYWORDS = frozenset("""
+SELECT FROM WHERE JOIN INSERT UPDATE DELETE INTO VALUES GROUP ORDER HAVING DISTINCT LIMIT CREATE TABLE ALTER DROP
+""".split())
+
+
 def _parts(identifier: str) -> List[str]:
     """The lower-case words of a snake_case or camelCase identifier ("catalogItemId" -> catalog, item, id)."""
     return [p.lower() for chunk in identifier.split("_") for p in _PART.findall(chunk)]
@@ -54,7 +60,7 @@ def code_identifier(text: str, start: int, end: int) -> bool:
         if token.isdigit():
             return False  # an amount, a year, an application number: not code
         low = token.lower()
-        if low in KEYWORDS:
+        if low in KEYWORDS or token in SQL_KEYWORDS:
             styled = True
         elif "_" in token.strip("_") or _CAMEL.match(token):
             if any(p in names for p in _parts(token)):

@@ -266,7 +266,8 @@ _WORDLIKE = ("PERSON", "ORG", "LOC", "DEM", "MISC")
 def tidy_span(text: str, span: Span) -> Optional[Span]:
     """A model's span without the bullets and emoji at its edges ("\u2022 Develop", "\U0001f614"), or None when
     nothing is left or a name-like span is only English stop words in lower case ("and" between two names, "her"), or
-    only pronouns and question words in any case ("I’m", "Why I"; not "US"): none of them names anyone.  Validated
+    only pronouns, question words and auxiliary verbs in any case ("I’m", "Why I", "How do"; not "US"): none of them
+    names anyone.  Validated
     identifiers and secrets are left as found."""
     if span.source.startswith(("structured", SECRET_PREFIX)):
         return span
@@ -295,11 +296,12 @@ def tidy_span(text: str, span: Span) -> Optional[Span]:
 
 
 _CONTRACTED = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")  # "I’m", "you're"
-# the speaker, the reader and a question's word name nobody in any case ("I’m", "Why I", "You")
+# the speaker, the reader, a question's word and its auxiliary verb name nobody in any case ("I’m", "Why I", "How do")
 _PRONOUNS = frozenset("""
 i i'm im i'mma i've i'll i'd me my mine myself you you're you've you'll you'd your yours yourself we we're we've
 we'll us our ours they they're they've them their he he's him his she she's her it it's its why what what's how
-when where who who's whom whose which
+when where who who's whom whose which do does did is are was were be been have has had can could would should
+shall must
 """.split())
 _OPEN, _CLOSE = "([{<", ")]}>"
 
