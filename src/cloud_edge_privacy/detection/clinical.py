@@ -41,7 +41,11 @@ hcv mrsa insulin glargine detemir degludec aspart lispro glulisine cardiology ne
 nephrology gastroenterology urology orthopaedics orthopedics paediatrics pediatrics obstetrics gynaecology
 gynecology psychiatry dermatology endocrinology haematology hematology rheumatology pulmonology ophthalmology
 icu itu hdu picu gp
+nbm pca prn tds qds nocte dnacpr dnar copd ckd ccf htn t2dm gord uti dvt cva sob apgar nihss meld curb-65
+phq-9 gad-7 mmse moca bmi ecog
 """.split())
+# Procedures and diagnoses named by their Greek and Latin endings ("hemicolectomy", "cholecystitis", "anaemia")
+_MEDICAL_ENDING = re.compile(r"[a-z]{2,}(?:(?:ectom|otom|ostom|plast|scop)(?:y|ies)|(?:itis|aemia|algia|opathy)s?)")
 # labels of a clinical record: the word itself is no identifier, the value after it is (never a measurement)
 RECORD_LABELS: FrozenSet[str] = frozenset({"dob", "mrn"})
 
@@ -79,9 +83,11 @@ def drug_names() -> FrozenSet[str]:
 
 
 def clinical_word(word: str) -> bool:
-    """A drug (in no person-name list), analyte, test, specialty or record label, in any case."""
+    """A drug (in no person-name list), analyte, test, score, specialty, ward abbreviation, record label or a
+    procedure or diagnosis by its ending, in any case."""
     low = word.lower()
-    return low in CLINICAL_TERMS or low in RECORD_LABELS or low in drug_names()
+    return low in CLINICAL_TERMS or low in RECORD_LABELS or low in drug_names() \
+        or (_MEDICAL_ENDING.fullmatch(low) is not None and low not in known_names())
 
 
 def measurements(text: str) -> List[Tuple[int, int]]:
