@@ -684,6 +684,23 @@ def test_a_question_word_with_its_auxiliary_verb_names_nobody():
     assert tidy_span(text, Span(a + 8, a + 9, "ORG", 0.5, "encoder:ORG")) is not None
 
 
+def test_a_possessive_s_starts_no_name_and_an_acts_year_is_no_date():
+    """"The Industrial Revolution changed Britain's cities" went out with "'s cities" as a company (the encoder
+    began a span at the possessive's "s"), and "the Mental Capacity Act 2005" as "Act 2007" (session 21).  A year
+    elsewhere is still a date."""
+    from cloud_edge_privacy.detection.pipeline import tidy_span
+
+    text = "changed Britain's cities more; James's Place"
+    s = text.index("s cities")
+    assert tidy_span(text, Span(s, s + 8, "ORG", 0.5, "encoder:ORG")) == Span(s + 2, s + 8, "ORG", 0.5, "encoder:ORG")
+    j = text.index("James")
+    assert tidy_span(text, Span(j, len(text), "ORG", 0.5, "encoder:ORG")) == Span(j, len(text), "ORG", 0.5,
+                                                                                  "encoder:ORG")
+    years = [text_[s.start:s.end] for text_ in ["the Mental Capacity Act 2005 and in 2005 she moved"]
+             for s in RegexRecognizer().analyze(text_) if s.source == "regex:year"]
+    assert years == ["2005"]
+
+
 def test_a_name_without_letters_names_no_union():
     """A model's "University of Leeds (2016-2019" cut at the organisation left "2016-2019" as an organisation, and
     it named the date union over it: the years went out as letters of a company's surrogate (session 21)."""

@@ -278,6 +278,11 @@ def tidy_span(text: str, span: Span) -> Optional[Span]:
         e -= 1
     if span.category == "CODE":
         s, e = _code_core(text, s, e)
+    elif span.category in _WORDLIKE and 0 < s < e - 1 and text[s - 1] in "'’" and text[s] in "sS" \
+            and text[s + 1].isspace():
+        s += 1  # "s cities" of "Britain's cities": the possessive's "s" is no part of a name after it
+        while s < e and text[s].isspace():
+            s += 1
     surface = text[s:e]
     if not any(c.isalnum() for c in surface):
         return None

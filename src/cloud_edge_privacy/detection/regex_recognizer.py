@@ -42,7 +42,9 @@ PATTERNS: List[Tuple[str, str, "re.Pattern[str]", Optional[Callable[[str], bool]
     ("date_my", "DATETIME", re.compile(rf"\b{_MONTHS} \d{{4}}\b"), None),
     ("date_numeric", "DATETIME", re.compile(r"\b\d{1,2}[./-]\d{1,2}[./-]\d{2,4}\b"), None),
     ("date_iso", "DATETIME", re.compile(r"\b(?:1[89]|20)\d{2}-[01]\d-[0-3]\d\b"), None),
-    ("year", "DATETIME", re.compile(r"\b(?:1[89]\d{2}|20\d{2})\b"), None),
+    # not the year of an enactment's name ("Mental Capacity Act 2005"), which dates no person's life
+    ("year", "DATETIME", re.compile(r"\b(?<!Act )(?<!Acts )(?<!Regulations )(?<!Directive )(?:1[89]\d{2}|20\d{2})\b"),
+     None),
     ("amount", "QUANTITY", re.compile(
         rf"(?:{_CURRENCY} ?\d[\d,.]*(?: (?:million|billion|thousand))?|"
         rf"\b\d[\d,.]*(?: (?:million|billion|thousand))? (?:\w+ )?{_CURRENCY}(?![\w]))"), None),
