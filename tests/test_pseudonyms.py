@@ -542,3 +542,18 @@ def test_surrogates_do_not_depend_on_the_process_hash_seed():
         assert proc.returncode == 0, proc.stderr[-2000:]
         outs.add(proc.stdout.strip())
     assert len(outs) == 1, outs
+
+
+def test_a_duration_gets_another_duration_not_a_placeholder():
+    """"a car loan over 5 years" went out as "over [DATETIME_3387]", which a model cannot reason with (session 21).
+    A duration's number is redrawn like an amount's, its unit agrees with it, and the answer is restored."""
+    text = "A loan over 5 years; follow-up in 6 weeks; a 5-year plan; for 1 week and 2 hours."
+    spans = spans_for(text, [("5 years", "DATETIME"), ("6 weeks", "DATETIME"), ("5-year", "DATETIME"),
+                             ("1 week and 2 hours", "DATETIME")])
+    r = op()(text, spans, dep(), scope="d")
+    years, weeks, plan, both = (sur_of(r, o) for o in ("5 years", "6 weeks", "5-year", "1 week and 2 hours"))
+    assert re.fullmatch(r"[1-9] years?", years) and years != "5 years"
+    assert re.fullmatch(r"1 week|[2-9] weeks", weeks) and weeks != "6 weeks"
+    assert re.fullmatch(r"[1-9]-year", plan) and plan != "5-year"
+    assert re.fullmatch(r"\[DATETIME_\d{4}\]", both)  # not one duration: a placeholder
+    assert restore_answer(r.text, r) == text

@@ -7,7 +7,8 @@ How a surrogate is chosen (docs/design.md threat model: the adversary knows code
   call under one key (a stateless proxy that re-protects a whole conversation per request sees the same
   surrogates), other keys give other surrogates, and in deployment mode nothing can be recomputed from the
   public seed.  Names, places and companies come from Faker seeded with the keyed integer; codes keep their
-  format with every identifying letter and digit redrawn; dates move by a per-``scope`` keyed shift.  A family
+  format with every identifying letter and digit redrawn; dates move by a per-``scope`` keyed shift, and a
+  duration, which has no date to move ("6 weeks"), gets its number redrawn like an amount.  A family
   name is keyed together with the given names it stands with in the text, so different people who share a
   surname ("John Smith", "Peter Smith" in two requests) get different surrogate surnames, and one family in
   the same text shares one.
@@ -39,6 +40,20 @@ from .surrogates import (DEFAULT_LOCALES, NameSource, code_surrogate, date_varia
                          keeps_piece, month_year_variants, number_surrogate, partial_variants, regenerate, shift_dates, shift_days)
 
 _TITLES = TITLES | frozenset(FOREIGN_TITLES)
+# a span of time with no date ("6 weeks", "3 years", "45 minutes")
+_DURATION = re.compile(r"(?i)(\d{1,3}(?:[.,]\d)?)(\s?-?\s?)(seconds?|mins?|minutes?|hours?|hrs?|days?|weeks?|"
+                       r"fortnights?|months?|years?|yrs?|decades?)")
+
+
+def _duration_surrogate(surface: str, rng: np.random.Generator) -> str:
+    """A duration's number redrawn with its shape, and its unit singular after 1 ("6 weeks" -> "1 week")."""
+    m = _DURATION.fullmatch(surface.strip())
+    number = number_surrogate(m.group(1), rng)
+    unit = m.group(3)
+    if m.group(2).strip() != "-":  # "a 5-year loan" keeps its singular
+        unit = unit[:-1] if number == "1" and unit.lower().endswith("s") else \
+            unit if number == "1" or unit.lower().endswith("s") else unit + "s"
+    return number + m.group(2) + unit
 # titles kept as they are; the others are written as their English equivalent (a "Herr" or "Sra" says where
 # the person is from, and a kept word of the original would look like a leak to the egress guard)
 _TITLE_AS = FOREIGN_TITLES
@@ -506,8 +521,16 @@ class ConsistentPseudonyms:
             if clashes == 0:
                 break
         chosen = best[1] if best else {}
+        originals = dict(distinct)
         for norm, (sur, parts) in list(chosen.items()):
-            if sur is None:
+            if sur is None and _DURATION.fullmatch(originals[norm].strip()):
+                # a duration has no date to shift: its number is redrawn like an amount's ("over 5 years" -> "over
+                # 7 years"), which a model can still reason with, where a placeholder says nothing
+                orig = originals[norm]
+                chosen[norm] = (vault.assign("DATETIME", norm, lambda a, o=orig, n=norm: _changed(_duration_surrogate(
+                    o, rand.keyed_rng("pseudonym", "DATETIME", n, a)), o), exact=True,
+                    fallback=lambda n=norm: _placeholder_maker("DATETIME", n, rand)(MAX_ATTEMPTS)), [])
+            elif sur is None:
                 chosen[norm] = (vault.assign("DATETIME", norm, _placeholder_maker("DATETIME", norm, rand),
                                              exact=True), [])
             else:
