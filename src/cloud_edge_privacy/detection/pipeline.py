@@ -315,7 +315,7 @@ def drop_lone_ordinary_words(text: str, spans: Sequence[Span]) -> List[Span]:
     """Without the candidates that one model alone read as a name, place, organisation or code and that are one
     ordinary lower-case word ("economics", "warehouse", "rack", "city", "data"): in no name list, no town or
     country, and at least ``ORDINARY_ZIPF`` common in English, the words the egress guard never reports as a name
-    either.  Out of fold on the development prompts none of the 100 such candidates the decider kept was private;
+    either.  Out of fold on the development prompts none of the 72 such candidates the decider kept was private;
     a lower-case name ("john"), a place ("leeds"), a rare word ("monzo"), a span of two words and one that another
     recognizer found too stay."""
     from .decider import group_overlapping
