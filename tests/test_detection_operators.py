@@ -615,8 +615,9 @@ def test_one_models_single_ordinary_lower_case_word_is_no_candidate():
              Span(*at("apple"), "ORG", 0.5, "spacy:ORG")]
     kept = {text[s.start:s.end] for s in drop_lone_ordinary_words(text, spans)}
     assert kept == {"john", "leeds", "monzo", "excel systems", "Economics", "apple"}
-    # and a rule recognizer's word is not the models' to drop
+    # and a rule recognizer's word is not the models' to drop, nor an occupation (a quasi-identifier in TAB)
     assert drop_lone_ordinary_words("in rack 12", [Span(3, 7, "LOC", 0.5, "place:gazetteer")])
+    assert drop_lone_ordinary_words("an accountant at", [Span(3, 13, "DEM", 0.5, "tab_ner:DEM")])
 
     import os
 

@@ -312,10 +312,10 @@ _OPEN, _CLOSE = "([{<", ")]}>"
 
 
 def drop_lone_ordinary_words(text: str, spans: Sequence[Span]) -> List[Span]:
-    """Without the candidates that one model alone read as a name, place, organisation or code and that are one
-    ordinary lower-case word ("economics", "warehouse", "rack", "city", "data"): in no name list, no town or
-    country, and at least ``ORDINARY_ZIPF`` common in English, the words the egress guard never reports as a name
-    either.  Out of fold on the development prompts none of the 72 such candidates the decider kept was private;
+    """Without the candidates that one model alone read as a name, place, organisation or code (not a demographic:
+    "an accountant" is one) and that are one ordinary lower-case word ("economics", "warehouse", "rack", "city",
+    "data"): in no name list, no town or country, and at least ``ORDINARY_ZIPF`` common in English, the words the
+    egress guard never reports as a name either.  Out of fold on the development prompts none of the 65 such candidates the decider kept was private;
     a lower-case name ("john"), a place ("leeds"), a rare word ("monzo"), a span of two words and one that another
     recognizer found too stay."""
     from .decider import group_overlapping
@@ -334,7 +334,8 @@ def drop_lone_ordinary_words(text: str, spans: Sequence[Span]) -> List[Span]:
 
 
 _LONE_WORD = re.compile(r"[^\W\d_]+")
-_LONE_CATEGORIES = frozenset(("PERSON", "ORG", "LOC", "DEM", "MISC", "CODE"))
+# not DEM: an occupation or a nationality is an ordinary lower-case word ("an accountant"), and a quasi-identifier
+_LONE_CATEGORIES = frozenset(("PERSON", "ORG", "LOC", "MISC", "CODE"))
 
 
 def _without_trade_terms(text: str, spans: List[Span]) -> List[Span]:
