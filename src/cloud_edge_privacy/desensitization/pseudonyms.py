@@ -43,17 +43,6 @@ _TITLES = TITLES | frozenset(FOREIGN_TITLES)
 # a span of time with no date ("6 weeks", "3 years", "45 minutes")
 _DURATION = re.compile(r"(?i)(\d{1,3}(?:[.,]\d)?)(\s?-?\s?)(seconds?|mins?|minutes?|hours?|hrs?|days?|weeks?|"
                        r"fortnights?|months?|years?|yrs?|decades?)")
-
-
-def _duration_surrogate(surface: str, rng: np.random.Generator) -> str:
-    """A duration's number redrawn with its shape, and its unit singular after 1 ("6 weeks" -> "1 week")."""
-    m = _DURATION.fullmatch(surface.strip())
-    number = number_surrogate(m.group(1), rng)
-    unit = m.group(3)
-    if m.group(2).strip() != "-":  # "a 5-year loan" keeps its singular
-        unit = unit[:-1] if number == "1" and unit.lower().endswith("s") else \
-            unit if number == "1" or unit.lower().endswith("s") else unit + "s"
-    return number + m.group(2) + unit
 # titles kept as they are; the others are written as their English equivalent (a "Herr" or "Sra" says where
 # the person is from, and a kept word of the original would look like a leak to the egress guard)
 _TITLE_AS = FOREIGN_TITLES
@@ -567,6 +556,17 @@ def _households(people: Dict[Span, List[List[_PersonToken]]]) -> Dict[str, List[
 
 def _changed(candidate: str, original: str) -> Optional[str]:
     return None if candidate == original else candidate
+
+
+def _duration_surrogate(surface: str, rng: np.random.Generator) -> str:
+    """A duration's number redrawn with its shape, and its unit singular after 1 ("6 weeks" -> "1 week")."""
+    m = _DURATION.fullmatch(surface.strip())
+    number = number_surrogate(m.group(1), rng)
+    unit = m.group(3)
+    if m.group(2).strip() != "-":  # "a 5-year loan" keeps its singular
+        unit = unit[:-1] if number == "1" and unit.lower().endswith("s") else \
+            unit if number == "1" or unit.lower().endswith("s") else unit + "s"
+    return number + m.group(2) + unit
 
 
 def _initial(rand: Randomness, norm: str, attempt: int) -> str:

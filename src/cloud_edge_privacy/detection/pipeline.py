@@ -48,8 +48,8 @@ def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] =
     model's "University of Leeds (2016-2019" left once cut).  When the best span is a model's, the recognizers
     that read the union whole vote for its category; a name-list word covering only part of a union does not name
     it when another span covers the whole (:func:`_names_name_part`: "Greenfield Primary in Bristol", "Mayo
-    Clinic"), and a lone first name of the lists votes with those that read the union whole ("Texas").  ``text``: the text the spans are of; without it, only an identifying span
-    reaching beyond the best one counts."""
+    Clinic"), and a lone first name of the lists votes with those that read the union whole ("Texas").  ``text``:
+    the text the spans are of; without it, only an identifying span reaching beyond the best one counts."""
     from .catalog import all_identifying, all_priorities
 
     table = all_priorities() if priority is None else priority
@@ -267,8 +267,8 @@ def tidy_span(text: str, span: Span) -> Optional[Span]:
     """A model's span without the bullets and emoji at its edges ("\u2022 Develop", "\U0001f614"), or None when
     nothing is left or a name-like span is only English stop words in lower case ("and" between two names, "her"), or
     only pronouns, question words and auxiliary verbs in any case ("I’m", "Why I", "How do"; not "US"): none of them
-    names anyone.  Validated
-    identifiers and secrets are left as found."""
+    names anyone.  A span does not start at a possessive's "s" ("Britain's cities").  Validated identifiers and
+    secrets are left as found."""
     if span.source.startswith(("structured", SECRET_PREFIX)):
         return span
     s, e = span.start, span.end
@@ -315,9 +315,9 @@ def drop_lone_ordinary_words(text: str, spans: Sequence[Span]) -> List[Span]:
     """Without the candidates that one model alone read as a name, place, organisation or code (not a demographic:
     "an accountant" is one) and that are one ordinary lower-case word ("economics", "warehouse", "rack", "city",
     "data"): in no name list, no town or country, and at least ``ORDINARY_ZIPF`` common in English, the words the
-    egress guard never reports as a name either.  Out of fold on the development prompts none of the 65 such candidates the decider kept was private;
-    a lower-case name ("john"), a place ("leeds"), a rare word ("monzo"), a span of two words and one that another
-    recognizer found too stay."""
+    egress guard never reports as a name either.  Out of fold on the development prompts none of the 65 such
+    candidates the decider kept was private; a lower-case name ("john"), a place ("leeds"), a rare word ("monzo"), a
+    span of two words and one that another recognizer found too stay."""
     from .decider import group_overlapping
     from .places import known_place
     from ..lexicon import ordinary_word
@@ -358,9 +358,9 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
     name), a date, amount or code without the sentence's full stop ("12 June."), and no code that is one everyday
     word ("born"), no time relative to now or to no date ("yesterday", "next month"), no identifier of program code
     ("def get_user(id", :mod:`.code_context`), no quarter without its year ("Q2") or hex constant ("0x80070005"),
-    no public service's host ("nice.org.uk" read as a place, a PubMed
-    link with its number: :func:`~.structured.outside_public_host`): an operator would rewrite them with the
-    value, and none of them identifies anyone.  A place or organisation that is only a month's name ("December",
+    no public service's host ("nice.org.uk" read as a place, a PubMed link with its number:
+    :func:`~.structured.outside_public_host`): an operator would rewrite them with the value, and none of them
+    identifies anyone.  A place or organisation that is only a month's name ("December",
     "the month of May") is a date: masked as one, and not copied onto the text's other Decembers.  A model's single
     everyday lower-case word before a colon, determiner or pronoun is a verb ("polish my CV"), and goes."""
     from ..lexicon import english_zipf, everyday_lower_word, known_names

@@ -90,11 +90,11 @@ def trade_trim(text: str, start: int, end: int, values: List[Tuple[int, int]]) -
     """A span's extent without its trade terms, or ``None`` when nothing else is left.
 
     Each word is a term (a :func:`trade_word`, or inside one of ``values``, the :func:`trade_phrases` of
-    ``text``), plain (a function word, or an ordinary lower-case word in no name list: ``ORDINARY_ZIPF``) or other.  A span of terms and
-    plain words only is dropped ("insulin glargine 20 units", "Python, SQL and Power BI"); otherwise the words before
-    its first other word, or after its last, go when they hold a term ("Mrs Senna Patel takes aspirin 75 mg" keeps
-    "Mrs Senna Patel", "DOB 03/04/1971" its date).  A number outside a clinical value is an other word ("MRN
-    12345678"), and a span with an organisation's word keeps its extent ("Excel Systems")."""
+    ``text``), plain (a function word, or an ordinary lower-case word in no name list: ``ORDINARY_ZIPF``) or other.
+    A span of terms and plain words only is dropped ("insulin glargine 20 units", "Python, SQL and Power BI");
+    otherwise the words before its first other word, or after its last, go when they hold a term ("Mrs Senna Patel
+    takes aspirin 75 mg" keeps "Mrs Senna Patel", "DOB 03/04/1971" its date).  A number outside a clinical value is
+    an other word ("MRN 12345678"), and a span with an organisation's word keeps its extent ("Excel Systems")."""
     inside = [(a, b) for a, b in values if a < end and start < b]
     kinds: List[Tuple[int, int, str]] = []
     for m in _WORD.finditer(text, start, end):
