@@ -647,7 +647,8 @@ def test_quarters_hex_constants_products_and_national_bodies_identify_nobody():
                             Span(*at("0x80070005"), "CODE", 0.5, "encoder:CODE"),
                             Span(*at("0x" + "ab" * 20), "CODE", 0.5, "encoder:CODE")])
     assert [text[s.start:s.end] for s in kept] == ["Q2 2024", "0x" + "ab" * 20]
-    assert _public("NHS", "ORG") and is_public_institution("the NHS", "ORG") and is_public_institution("HMRC", "ORG")
+    assert _public("NHS", "ORG") and _public("NHS", "LOC") and is_public_institution("the NHS", "ORG") \
+        and is_public_institution("HMRC", "ORG")
     assert not _public("NHS Lothian", "ORG") and not is_public_institution("NHS Lothian", "ORG")
     assert not _public("AIDA", "ORG")  # a college's name in capitals is still one
 
@@ -700,6 +701,19 @@ def test_a_possessive_s_starts_no_name_and_an_acts_year_is_no_date():
     years = [text_[s.start:s.end] for text_ in ["the Mental Capacity Act 2005 and in 2005 she moved"]
              for s in RegexRecognizer().analyze(text_) if s.source == "regex:year"]
     assert years == ["2005"]
+
+
+def test_a_headers_label_names_nobody_and_a_speaker_still_does():
+    """A pasted e-mail's "Sent: Tuesday" went out as "Verdone-Brenna SPA: Tuesday": the TAB NER read the header's
+    label as an organisation (session 21).  A speaker's name before a colon is still a name."""
+    from cloud_edge_privacy.detection.pipeline import tidy_span
+
+    text = "From: Chloe Martin\nSent: Tuesday\n> Subject: bid\nChloe: thanks\nThe Sent: items"
+    at = lambda s, k=0: (text.index(s, k), text.index(s, k) + len(s))  # noqa: E731
+    assert tidy_span(text, Span(*at("Sent"), "ORG", 0.5, "tab_ner:ORG")) is None
+    assert tidy_span(text, Span(*at("Subject"), "ORG", 0.5, "spacy:ORG")) is None
+    assert tidy_span(text, Span(*at("Chloe", 10), "PERSON", 0.5, "spacy:PERSON")) is not None
+    assert tidy_span(text, Span(*at("Sent", 30), "ORG", 0.5, "tab_ner:ORG")) is not None  # not at a line's start
 
 
 def test_a_name_without_letters_names_no_union():

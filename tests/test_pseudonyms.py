@@ -557,3 +557,25 @@ def test_a_duration_gets_another_duration_not_a_placeholder():
     assert re.fullmatch(r"[1-9]-year", plan) and plan != "5-year"
     assert re.fullmatch(r"\[DATETIME_\d{4}\]", both)  # not one duration: a placeholder
     assert restore_answer(r.text, r) == text
+
+
+@pytest.mark.parametrize("key", [b"k" * 32, b"j" * 32, b"q" * 32])
+def test_a_range_of_days_moves_as_one(key):
+    """"absent on 12 and 13 November" went out as "absent on 94 and 16 May": the range's first day was redrawn as
+    a number, the date after it shifted (session 21).  Both days now move by the one shift, and the first one names
+    its month when the shift puts them in different months."""
+    import datetime
+
+    text = "Absent on 12 and 13 November, and from 9 to 11 March 2024, and 28-31 January."
+    subs = ["12 and 13 November", "9 to 11 March 2024", "28-31 January"]
+    r = op()(text, spans_for(text, [(s, "DATETIME") for s in subs]), dep(key), scope="d")
+    months = "January|February|March|April|May|June|July|August|September|October|November|December"
+    for orig in subs:
+        sur = sur_of(r, orig)
+        m = re.fullmatch(rf"(\d+)(?: ({months})(?: (\d{{4}}))?)?\s*(?:and|to|-)\s*(\d+) ({months})(?: (\d{{4}}))?", sur)
+        assert m, sur
+        first = datetime.date(int(m[3] or m[6] or 2001), (months.split("|").index(m[2] or m[5]) + 1), int(m[1]))
+        last = datetime.date(int(m[6] or 2001), months.split("|").index(m[5]) + 1, int(m[4]))
+        span = {"12 and 13 November": 1, "9 to 11 March 2024": 2, "28-31 January": 3}[orig]
+        assert (last - first).days == span, sur
+    assert restore_answer(r.text, r) == text

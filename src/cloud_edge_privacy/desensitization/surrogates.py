@@ -554,6 +554,7 @@ def shift_dates(surface: str, days: int, minutes: int, day_first: bool = True,
     if not parts:
         return surface, []
     parts.sort(key=lambda p: p.start)
+    parts = _with_range_starts(surface, parts, days)
     out, cursor = [], 0
     for p in parts:
         gap = surface[cursor:p.start]
@@ -563,6 +564,33 @@ def shift_dates(surface: str, days: int, minutes: int, day_first: bool = True,
     tail = surface[cursor:]
     out.append(_regenerate_digits_keep_shape(tail, rng) if rng is not None else tail)
     return "".join(out), parts
+
+
+# the first day of a range written before its date ("12 and 13 November", "9 to 11 March 2024")
+_RANGE_START = re.compile(r"(?<![\d.,/])(\d{1,2})(\s*(?:-|–|to|and|until|till|through|&)\s*)$")
+
+
+def _with_range_starts(surface: str, parts: List[DatePart], days: int) -> List[DatePart]:
+    """``parts`` and the first day of each range before a day-first date, moved by the same shift ("12 and 13
+    November" -> "3 and 4 May", not a redrawn "94"); with its own month when the shift puts the two in different
+    months ("30 April and 1 May")."""
+    out: List[DatePart] = []
+    cursor = 0
+    for p in parts:
+        m = _RANGE_START.search(surface, cursor, p.start) if p.kind in ("full", "day_month") and p.orig_date \
+            and p.sur_date and p.original[:1].isdigit() else None
+        if m is not None and m.end() == p.start and 1 <= int(m.group(1)) < p.orig_date[2]:
+            year = p.orig_date[0] or 2000
+            new = _shift(dt.date(year, p.orig_date[1], int(m.group(1))), days)
+            text = _field_like(new.day, m.group(1))
+            if new.month != p.sur_date[1]:
+                text += " " + MONTHS[new.month - 1]
+                if p.kind == "full" and new.year != p.sur_date[0]:
+                    text += f" {new.year}"
+            out.append(DatePart(m.start(1), m.end(1), m.group(1), text, "other"))
+        out.append(p)
+        cursor = p.end
+    return out
 
 
 def date_variants(sur: Tuple[int, int, int]) -> List[str]:

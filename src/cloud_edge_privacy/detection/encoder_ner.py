@@ -225,7 +225,7 @@ def _public(surface: str, category: str) -> bool:
 
     surface = re.sub(r"^(?:of|in|against)\s+", "", surface)
     if surface.isupper():
-        return category == "ORG" and named_public_body(surface)  # "NHS", "WHO": named bodies, in any case
+        return category in ("ORG", "LOC") and named_public_body(surface)  # "NHS", "WHO": named bodies, in any case
     return is_public_institution(surface, category) or (category == "ORG" and is_public_institution(surface, "LOC"))
 
 

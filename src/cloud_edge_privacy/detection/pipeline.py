@@ -267,8 +267,8 @@ def tidy_span(text: str, span: Span) -> Optional[Span]:
     """A model's span without the bullets and emoji at its edges ("\u2022 Develop", "\U0001f614"), or None when
     nothing is left or a name-like span is only English stop words in lower case ("and" between two names, "her"), or
     only pronouns, question words and auxiliary verbs in any case ("I’m", "Why I", "How do"; not "US"): none of them
-    names anyone.  A span does not start at a possessive's "s" ("Britain's cities").  Validated identifiers and
-    secrets are left as found."""
+    names anyone, and neither does a header's label ("Sent:").  A span does not start at a possessive's "s"
+    ("Britain's cities").  Validated identifiers and secrets are left as found."""
     if span.source.startswith(("structured", SECRET_PREFIX)):
         return span
     s, e = span.start, span.end
@@ -297,7 +297,24 @@ def tidy_span(text: str, span: Span) -> Optional[Span]:
         if words and all(w.lower().replace("’", "'") in _PRONOUNS and not (len(w) > 1 and w.isupper())
                          for w in words):
             return None
+        if _header_label(text, s, e):
+            return None
     return span if (s, e) == (span.start, span.end) else Span(s, e, span.category, span.score, span.source)
+
+
+def _header_label(text: str, s: int, e: int) -> bool:
+    """Whether ``text[s:e]`` is one everyday capitalised word that starts a line and ends with a colon, the label of
+    a header or form field ("Sent:", "Subject:", "Reason:"); a speaker's name ("Chloe:", "Mark:") is in the lists."""
+    from ..lexicon import EVERYDAY_ZIPF, english_zipf, known_names
+
+    word = text[s:e]
+    if not (word.isalpha() and word[:1].isupper() and word[1:].islower()) or not text.startswith(":", e):
+        return False
+    i = s
+    while i > 0 and text[i - 1] in " \t>":
+        i -= 1
+    low = word.lower()
+    return (i == 0 or text[i - 1] == "\n") and low not in known_names() and english_zipf(low) >= EVERYDAY_ZIPF
 
 
 _CONTRACTED = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")  # "I’m", "you're"
