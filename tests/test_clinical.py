@@ -30,7 +30,8 @@ def test_drug_names_come_from_the_dictionary_without_person_names():
 def test_procedures_diagnoses_scores_and_ward_abbreviations_are_clinical_words():
     """A surgical handover typed as a user (session 21) went out with "hemicolectomy" as a placeholder and "NBM",
     "PCA" as organisations; "the APGAR components" with the score as a company."""
-    for word in ("hemicolectomy", "Cholecystitis", "anaemia", "laparotomies", "NBM", "PCA", "APGAR", "NIHSS"):
+    for word in ("hemicolectomy", "Cholecystitis", "anaemia", "laparotomies", "chickenpox", "NBM", "PCA", "APGAR",
+                 "NIHSS"):
         assert clinical_word(word), word
     for word in ("Curtis", "Otis", "Roma", "Oklahoma", "edit", "Margit"):
         assert not clinical_word(word), word

@@ -44,8 +44,9 @@ icu itu hdu picu gp
 nbm pca prn tds qds nocte dnacpr dnar copd ckd ccf htn t2dm gord uti dvt cva sob apgar nihss meld curb-65
 phq-9 gad-7 mmse moca bmi ecog
 """.split())
-# Procedures and diagnoses named by their Greek and Latin endings ("hemicolectomy", "cholecystitis", "anaemia")
-_MEDICAL_ENDING = re.compile(r"[a-z]{2,}(?:(?:ectom|otom|ostom|plast|scop)(?:y|ies)|(?:itis|aemia|algia|opathy)s?)")
+# Procedures and diagnoses named by their Greek, Latin and English endings ("hemicolectomy", "cholecystitis",
+# "anaemia", "chickenpox")
+_MEDICAL_ENDING = re.compile(r"[a-z]{2,}(?:(?:ectom|otom|ostom|plast|scop)(?:y|ies)|(?:itis|aemia|algia|opathy)s?|pox)")
 # labels of a clinical record: the word itself is no identifier, the value after it is (never a measurement)
 RECORD_LABELS: FrozenSet[str] = frozenset({"dob", "mrn"})
 
