@@ -630,15 +630,20 @@ def test_one_models_single_ordinary_lower_case_word_is_no_candidate():
 
 
 def test_quarters_hex_constants_products_and_national_bodies_identify_nobody():
-    """Typed as a user (session 21): "his sales targets by 18% in Q2" went out as "in 88 Anna Route", an IT ticket's
-    "Windows update ..., error 0x80070005" as "Scandeluzza update ..., error 3w44821338", "without losing the VLAN
-    config" with the config as a company, and "the NHS waiting list" as "the IFL waiting list".  A quarter with its
-    year, a regional health board and a wallet-length hex string stay candidates."""
+    """Typed as a user (session 21): "his sales targets by 18% in Q2" went out as "in 88 Anna Route", "the budget is
+    120k" as "035r", an IT ticket's "Windows update ..., error 0x80070005" as "Scandeluzza update ..., error
+    3w44821338", "without losing the VLAN config" with the config as a company, and "the NHS waiting list" as "the
+    IFL waiting list".  A quarter with its year, a regional health board and a wallet-length hex string stay
+    candidates."""
     import os
 
     from cloud_edge_privacy.detection.encoder_ner import _public
     from cloud_edge_privacy.detection.pipeline import trim_kept
     from cloud_edge_privacy.detection.public_parties import is_public_institution
+
+    amount = "the budget is 120k."
+    assert [s.category for s in trim_kept(amount, [Span(14, 18, "CODE", 0.5, "tab_ner:CODE"),
+                                                   Span(14, 18, "PERSON", 0.5, "spacy:PERSON")])] == ["QUANTITY"] * 2
 
     text = "in Q2 and Q2 2024, error 0x80070005, wallet 0x" + "ab" * 20
     at = lambda s: (text.index(s), text.index(s) + len(s))  # noqa: E731

@@ -378,7 +378,8 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
     no public service's host ("nice.org.uk" read as a place, a PubMed link with its number:
     :func:`~.structured.outside_public_host`): an operator would rewrite them with the value, and none of them
     identifies anyone.  A place or organisation that is only a month's name ("December",
-    "the month of May") is a date: masked as one, and not copied onto the text's other Decembers.  A model's single
+    "the month of May") is a date: masked as one, and not copied onto the text's other Decembers; an amount with its
+    multiplier's letter ("120k") is an amount.  A model's single
     everyday lower-case word before a colon, determiner or pronoun is a verb ("polish my CV"), and goes."""
     from ..lexicon import english_zipf, everyday_lower_word, known_names
 
@@ -416,8 +417,16 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
             # a model read "December" as a place: a date, masked as one and not copied onto every other December
             out.append(Span(s, e, "DATETIME", span.score, span.source))
             continue
+        if span.category in _WORDLIKE + ("CODE",) and _SHORT_AMOUNT.fullmatch(surface):
+            # "the budget is 120k": an amount, whose digits are redrawn, not a code whose "k" is ("035r")
+            out.append(Span(s, e, "QUANTITY", span.score, span.source))
+            continue
         out.append(span if (s, e) == (span.start, span.end) else Span(s, e, span.category, span.score, span.source))
     return out
+
+
+# an amount written with its multiplier's letter ("120k", "4.5M", "2bn")
+_SHORT_AMOUNT = re.compile(r"\d{1,4}(?:[.,]\d{1,2})?\s?(?:k|K|m|M|bn|BN)")
 
 
 # a quarter of no year ("in Q2") and a program's or an error's hex constant ("error 0x80070005"; not a 40-digit wallet)
