@@ -305,7 +305,7 @@ def tidy_span(text: str, span: Span) -> Optional[Span]:
 def _header_label(text: str, s: int, e: int) -> bool:
     """Whether ``text[s:e]`` is one everyday capitalised word that starts a line and ends with a colon, the label of
     a header or form field ("Sent:", "Subject:", "Reason:"); a speaker's name ("Chloe:", "Mark:") is in the lists."""
-    from ..lexicon import EVERYDAY_ZIPF, english_zipf, known_names
+    from ..lexicon import everyday_lower_word
 
     word = text[s:e]
     if not (word.isalpha() and word[:1].isupper() and word[1:].islower()) or not text.startswith(":", e):
@@ -313,8 +313,7 @@ def _header_label(text: str, s: int, e: int) -> bool:
     i = s
     while i > 0 and text[i - 1] in " \t>":
         i -= 1
-    low = word.lower()
-    return (i == 0 or text[i - 1] == "\n") and low not in known_names() and english_zipf(low) >= EVERYDAY_ZIPF
+    return (i == 0 or text[i - 1] == "\n") and everyday_lower_word(word.lower())
 
 
 _CONTRACTED = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")  # "I’m", "you're"
@@ -337,14 +336,14 @@ def drop_lone_ordinary_words(text: str, spans: Sequence[Span]) -> List[Span]:
     span of two words and one that another recognizer found too stay."""
     from .decider import group_overlapping
     from .places import known_place
-    from ..lexicon import ordinary_word
+    from ..lexicon import ORDINARY_ZIPF, everyday_lower_word
 
     out: List[Span] = []
     for group in group_overlapping(spans):
         families = {s.source.split(":")[0] for s in group}
         if len(families) == 1 and families <= _MODELS and all(s.category in _LONE_CATEGORIES for s in group):
             word = text[min(s.start for s in group):max(s.end for s in group)]
-            if _LONE_WORD.fullmatch(word) and word.islower() and ordinary_word(word) and not known_place(word):
+            if _LONE_WORD.fullmatch(word) and everyday_lower_word(word, ORDINARY_ZIPF) and not known_place(word):
                 continue
         out.extend(group)
     return out
