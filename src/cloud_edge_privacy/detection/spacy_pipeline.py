@@ -10,6 +10,8 @@ Inside a zone every word the pipeline does not hold yet is made again on each ca
 the most frequent English words (and their capitalised forms) once, when it is loaded, outside any zone: that
 wins back most of what the zones cost (what is left, 3-4% of the gateway's p50, is in docs/detection.md).  A
 word's features are computed from its string, so what the model reads, and the spans, do not change.
+
+The models' layer products run in ONNX Runtime rather than in thinc's bundled BLIS (see :mod:`.products`).
 """
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ import os
 import threading
 import weakref
 from typing import Any, Callable, Iterable, List, TypeVar
+
+from .products import use_ort_products
 
 T = TypeVar("T")
 # about 0.2 s per pipeline at load; 30,000 gained nothing more on TAB dev
@@ -28,6 +32,7 @@ class SpacyPipeline:
 
     def __init__(self, nlp: Any, frequent_words: int = FREQUENT_WORDS) -> None:
         self.nlp = nlp
+        use_ort_products(nlp)
         self._lock = threading.Lock()
         # a child forked while another thread reads would inherit the lock held, for ever
         ref = weakref.ref(self)
