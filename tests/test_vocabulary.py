@@ -54,3 +54,35 @@ def test_whitespace_tolerant_surface_regex():
     assert surface_pattern("Anna  Berg").search("met Anna\nBerg today")
     assert not surface_pattern("Ann").search("Anna Berg")
     assert v.tolerant_body("a.b c") == r"a\.b\s+c"
+
+
+def test_find_surface_finds_what_the_surface_pattern_finds():
+    """Co-reference and the guard's case test find a form without compiling a pattern; the same matches, on
+    random texts of letters, digits, underscores, hyphens, whitespace and a non-ASCII letter (which takes the
+    pattern's path), in both cases."""
+    import random
+    import re
+
+    from cloud_edge_privacy.spans import find_surface, surface_pattern
+
+    rng = random.Random(11)
+    checked = 0
+    for _ in range(20_000):
+        text = "".join(rng.choice("aAbB _-\n\t.1é") for _ in range(rng.randint(0, 25)))
+        surface = "".join(rng.choice("aAbB -1_\n") for _ in range(rng.randint(1, 6)))
+        if not surface.split():
+            continue
+        for ignore_case in (False, True):
+            want = [m.span() for m in surface_pattern(surface, re.IGNORECASE if ignore_case else 0).finditer(text)]
+            assert find_surface(text, surface, ignore_case) == want, (text, surface, ignore_case)
+            checked += bool(want)
+    assert checked > 1000  # the texts did contain the surfaces
+
+
+def test_find_surface_on_a_name_across_a_line_break():
+    from cloud_edge_privacy.spans import find_surface
+
+    text = "met Anna\nBerg today; ANNA BERG later, Annabel Berg never, Anna Bergström neither"
+    assert find_surface(text, "Anna Berg") == [(4, 13)]
+    assert find_surface(text, "anna  berg", ignore_case=True) == [(4, 13), (21, 30)]
+    assert find_surface("Zoë Berg and zoë berg", "Zoë Berg", ignore_case=True) == [(0, 8), (13, 21)]  # not ASCII

@@ -69,11 +69,9 @@ def mostly_lower_case(form: str, text: str) -> bool:
     """Whether ``form`` occurs in ``text`` (any case, on word boundaries) more often all in lower case than
     otherwise: where "cap" is written 44 times and "Cap" once, it is a word, whatever a model read once.
     Detection's co-reference and the egress guard's rule 1 both read such a person's name only as written."""
-    import re
+    from .spans import find_surface
 
-    from .spans import surface_pattern
-
-    return lower_case_majority(m.group() for m in surface_pattern(form.strip(), re.IGNORECASE).finditer(text))
+    return lower_case_majority(text[a:b] for a, b in find_surface(text, form.strip(), ignore_case=True))
 
 
 def lower_case_majority(occurrences: Iterable[str]) -> bool:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
-from typing import Any, Dict, Pattern, Tuple
+from typing import Any, Dict, List, Pattern, Tuple
 
 from .vocabulary import tolerant_body
 
@@ -50,6 +50,38 @@ def is_secret(span: Span) -> bool:
 def surface_pattern(surface: str, flags: int = 0) -> Pattern[str]:
     """Regex for a surface form on word boundaries, tolerant of any run of whitespace inside it."""
     return re.compile(r"(?<!\w)" + tolerant_body(surface) + r"(?!\w)", flags)
+
+
+def find_surface(text: str, surface: str, ignore_case: bool = False) -> List[Tuple[int, int]]:
+    """The ``(start, end)`` of every match of :func:`surface_pattern` in ``text`` (left to right, not
+    overlapping), found without compiling a pattern: co-reference looks for each name of a prompt, and compiling
+    one pattern per name was 5% of the gateway's time.  ASCII text and surface only (where ``str.lower`` is the
+    regex's case folding and keeps every offset); any other goes through the pattern."""
+    tokens = surface.split()
+    if not tokens or not (text.isascii() and surface.isascii()):
+        return [m.span() for m in surface_pattern(surface, re.IGNORECASE if ignore_case else 0).finditer(text)]
+    hay = text.lower() if ignore_case else text
+    first, rest = (tokens[0].lower(), [t.lower() for t in tokens[1:]]) if ignore_case else (tokens[0], tokens[1:])
+    word = lambda c: c.isalnum() or c == "_"  # noqa: E731  (the regex's \w)
+    out: List[Tuple[int, int]] = []
+    n, pos = len(hay), 0
+    while (i := hay.find(first, pos)) >= 0:
+        end = i + len(first)
+        if i == 0 or not word(hay[i - 1]):
+            for tok in rest:
+                k = end
+                while k < n and hay[k].isspace():
+                    k += 1
+                if k == end or not hay.startswith(tok, k):
+                    end = -1
+                    break
+                end = k + len(tok)
+            if end >= 0 and (end == n or not word(hay[end])):
+                out.append((i, end))
+                pos = end
+                continue
+        pos = i + 1
+    return out
 
 
 def non_space_run(text: str, start: int, end: int) -> Tuple[int, int]:

@@ -11,7 +11,7 @@ from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from ..spans import Span, non_space_run, surface_pattern
+from ..spans import Span, find_surface, non_space_run
 from ..vocabulary import GREETINGS, MONTH_ABBREVIATIONS, MONTHS, RELATIVE_TIME_WORDS, TITLES, WEEKDAYS
 from .normalize import Normalized, normalize
 from .clinical import drug_names
@@ -212,18 +212,18 @@ def propagate_mentions(text: str, spans: Sequence[Span], min_len: int = 3,
     for form, (cat, source) in forms.items():
         if len(form) < min_len:
             continue
-        found = list(surface_pattern(form, re.IGNORECASE).finditer(text))
+        found = find_surface(text, form, ignore_case=True)
         ordinary = ordinary_zipf is not None and (
             (cat == "PERSON" and _no_name_word(form, ordinary_zipf)) or (cat == "ORG" and everyday_organisation(form))
             or (cat == "LOC" and everyday_place_word(form))
             or form not in lower_found and cat == "PERSON" and (
-                _ordinary_words(form, ordinary_zipf) or lower_case_majority(m.group() for m in found)))
-        for m in found:
-            if not (ordinary and m.group().islower()):
-                extra.append(Span(m.start(), m.end(), cat, 0.7, source))
+                _ordinary_words(form, ordinary_zipf) or lower_case_majority(text[a:b] for a, b in found)))
+        for a, b in found:
+            if not (ordinary and text[a:b].islower()):
+                extra.append(Span(a, b, cat, 0.7, source))
     for form, cat in exact.items():
-        for m in surface_pattern(form).finditer(text):  # case-sensitive: "Li", "EAT"
-            extra.append(Span(m.start(), m.end(), cat, 0.7, "coref"))
+        for a, b in find_surface(text, form):  # case-sensitive: "Li", "EAT"
+            extra.append(Span(a, b, cat, 0.7, "coref"))
     return merge_spans(list(spans) + extra, priority, text)
 
 
