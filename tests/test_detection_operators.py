@@ -802,3 +802,39 @@ def test_a_model_span_leaves_an_everyday_word_and_an_amount_beside_a_capitalised
     mixed = "call john Smith today"
     spans = [Span(5, 15, "PERSON", 0.7, "learned:PERSON"), Span(10, 15, "PERSON", 0.8, "names:list")]
     assert trim_lower_case_edges(mixed, spans)[0] == spans[0]
+
+
+def test_exceptions_sql_functions_units_and_plain_english_identify_nobody():
+    """Typed as a user (session 22): "crashes with KeyError: 'user_id'" went out as "crashes with Zielona Gora:
+    'user_id'", "SELECT name, COUNT(*)" as "BERNAL(*)", "Explain in plain English" as "in plain Estmarkish",
+    "Convert 72 degrees Fahrenheit" as "Convert [DATETIME_7447] Walker and Sons", "PMH: T2DM" as "MATHIASEN:
+    T2DM", "ERR! code ECONNRESET" with the code as a company and "the new CRM rollout" with a placeholder.  The
+    names in the same prompts are still masked, and "French" as a nationality stays a candidate."""
+    import os
+
+    from cloud_edge_privacy.detection.free_text import translation_language
+    from cloud_edge_privacy.detection.trade_terms import trade_phrases, trade_word
+
+    text = "got KeyError and NullPointerException, code ECONNRESET; Errol Flynn"
+    found = {text[a:b] for a, b in trade_phrases(text)}
+    assert {"KeyError", "NullPointerException", "ECONNRESET"} <= found and "Errol" not in " ".join(found)
+    assert all(trade_word(w) for w in ("PMH", "MSK", "Fahrenheit", "CRM", "npm", "outpatients"))
+    said = "Explain in plain English. She is French."
+    at = said.index("English")
+    assert translation_language(said, at, at + 7)
+    at = said.index("French")
+    assert not translation_language(said, at, at + 6)
+
+    os.environ.setdefault("CEP_SECRET_KEY", "ab" * 32)
+    from cloud_edge_privacy import Gateway
+
+    gw = Gateway("pseudonym")
+    for prompt in ("Our Python script crashes with KeyError: 'user_id' when the API returns an empty list.",
+                   "Fix this SQL: SELECT name, COUNT(*) FROM orders GROUP BY customer_id HAVING COUNT(*) > 5",
+                   "Explain in plain English what a tracker mortgage is and whether it makes sense if rates fall.",
+                   "Convert 72 degrees Fahrenheit to Celsius and explain the formula.",
+                   "Summarise: Patient reports chest pain radiating to left arm since 6am, BP 150/95, HR 102, "
+                   "troponin pending. PMH: T2DM, hypertension. On metformin and ramipril."):
+        assert gw.protect(prompt).text == prompt
+    out = gw.protect("Ask Mrs Okafor why the npm install fails with ECONNRESET in her CRM export.").text
+    assert "Okafor" not in out and "ECONNRESET" in out and "CRM" in out and "npm" in out

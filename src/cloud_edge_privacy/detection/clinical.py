@@ -42,7 +42,7 @@ nephrology gastroenterology urology orthopaedics orthopedics paediatrics pediatr
 gynecology psychiatry dermatology endocrinology haematology hematology rheumatology pulmonology ophthalmology
 icu itu hdu picu gp
 nbm pca prn tds qds nocte dnacpr dnar copd ckd ccf htn t2dm gord uti dvt cva sob apgar nihss meld curb-65
-phq-9 gad-7 mmse moca bmi ecog
+phq-9 gad-7 mmse moca bmi ecog msk pmh pmhx psh hpc hpi celsius fahrenheit centigrade outpatient outpatients inpatient inpatients
 """.split())
 # Procedures and diagnoses named by their Greek, Latin and English endings ("hemicolectomy", "cholecystitis",
 # "anaemia", "chickenpox")
@@ -56,7 +56,8 @@ _RANGE = rf"{_NUMBER}(?:\s?(?:-|–|to|/)\s?{_NUMBER})?(?![/.-]\d)"
 _UNIT = (r"(?:[mµunp]?mol/l|mmol/mol|mg/dl|mg/l|g/dl|g/l|ng/ml|ng/l|ng/dl|pg/ml|[µu]g/l|mcg/l|[µu]g/ml|m?iu/l|"
          r"m?u/l|meq/l|mosm/kg|(?:x|×)\s?10\^?[0-9⁹¹²]+/l|/[µu]l|/mm3|cells/[µu]l|mmhg|cmh2o|bpm|beats/min|"
          r"breaths/min|l/min|ml/min|ml/h|ml/kg/h|mg/kg|m?cg/kg/min|[µu]g/kg/min|units?/kg|units?/h|mg|mcg|[µu]g|"
-         r"kg|ml|mm|cm|iu|units?|tabs?|tablets?|puffs?|drops|°\s?[cf]|º\s?[cf])")
+         r"kg|ml|mm|cm|iu|units?|tabs?|tablets?|puffs?|drops|°\s?[cf]|º\s?[cf]|"
+         r"degrees?(?:\s(?:celsius|fahrenheit|centigrade|c|f)\b)?)")
 # a value with a clinical unit; a body temperature without its degree sign ("39.2 C")
 _WITH_UNIT = re.compile(rf"(?i)(?<![\w.]){_RANGE}\s?{_UNIT}(?![\w/])|(?<![\w.])(?:3[4-9]|4[0-3])[.,]\d\s?C\b")
 # a value right after an analyte or vital sign ("WBC 14.2", "HbA1c 8.4%", "BP 90/60", "SpO2 of 94%")

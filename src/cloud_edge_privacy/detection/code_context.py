@@ -34,6 +34,7 @@ def elif var const lambda void bool boolean str int async await println printf s
 # SQL's keywords, written in capitals as queries are: evidence of code ("SELECT first_name, last_name FROM ...")
 SQL_KEYWORDS = frozenset("""
 SELECT FROM WHERE JOIN INSERT UPDATE DELETE INTO VALUES GROUP ORDER HAVING DISTINCT LIMIT CREATE TABLE ALTER DROP
+COUNT SUM AVG MIN MAX COALESCE CONCAT CAST ROUND UPPER LOWER
 """.split())
 
 

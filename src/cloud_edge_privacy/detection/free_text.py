@@ -229,16 +229,19 @@ _DEMONYMS = (
 _DEMONYM = re.compile(rf"\b(?:{_DEMONYMS})(?:\s+(?:national|nationals|citizen|citizens|origin|nationality))?\b")
 _TRANSLATE_TO = re.compile(r"(?i:\btranslat\w*\b[^.!?\n]{0,60}?\b(?:to|into|in)\s+(?:the\s+)?)$")
 _TRANSLATION = re.compile(r"(?i:\s+translation\b)")
+_PLAIN = re.compile(r"(?i:\b(?:plain|simple)\s+)$")  # "in plain English": a register, not a nationality
 _DEMONYM_WORD = re.compile(rf"(?:{_DEMONYMS})")  # compiled once: every kept span is checked
 
 
 def translation_language(text: str, start: int, end: int) -> bool:
     """Whether ``text[start:end]`` is a demonym naming the language of a translation ("Translate to French:",
-    "translate this into Spanish", "an English translation"): a request's language, not a person's nationality.
+    "translate this into Spanish", "an English translation", "in plain English"): a request's language, not a
+    person's nationality.
     Not any language: TAB marks "presented in the Swedish language" (a film) as a quasi-identifier."""
     if not _DEMONYM_WORD.fullmatch(text, start, end):
         return False
-    return bool(_TRANSLATE_TO.search(text[max(0, start - 80):start])) or bool(_TRANSLATION.match(text, end))
+    before = text[max(0, start - 80):start]
+    return bool(_TRANSLATE_TO.search(before) or _PLAIN.search(before) or _TRANSLATION.match(text, end))
 
 
 _COURT = re.compile(r"(?:\b(?:[A-ZÀ-Þ][\w'’-]+\s+){1,4}Tribunal|(?:\bAppeal Committee of the )?\bHouse of Lords|"

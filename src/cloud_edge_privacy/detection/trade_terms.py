@@ -14,6 +14,7 @@ A word of the person-name lists is never one of them ("Julia", "Ruby", "Swift" s
 """
 from __future__ import annotations
 
+import errno
 import re
 from functools import lru_cache
 from typing import FrozenSet, List, Optional, Tuple
@@ -29,12 +30,17 @@ css3 json yaml xml csv bash powershell vba excel powerpoint outlook sharepoint o
 ubuntu debian centos pandas numpy scipy matplotlib tensorflow pytorch keras scikit-learn sklearn react reactjs
 angular vue vuejs django flask fastapi kubernetes k8s jupyter matlab spss stata api apis rest restful graphql http
 https ssh ftp tcp dns vpn wifi bluetooth usb pdf docx xlsx jpeg png gif mp4 chatgpt gpt-4 llm llms windows vlan lan
-ethernet bios wordpress gmail chrome firefox
+ethernet bios wordpress gmail chrome firefox npm pip yarn git webpack nodejs crm erp saas sdk ide str int dict bool tuple
 """.split())
 _TECH_PHRASES = re.compile(r"\bPower\s?BI\b|\bC\+\+|\bC#|(?-i:(?<![\w.])\.NET|\bASP\.NET)\b|\bNode\.js\b|"
                            r"\bVisual Studio(?: Code)?\b|"
                            r"\bVS ?Code\b|\bMicrosoft (?:Excel|Word|PowerPoint|Outlook|Teams|Office|365)\b|"
-                           r"\bGoogle (?:Sheets|Docs|Slides|Drive|Analytics)\b|\bObjective-C\b", re.IGNORECASE)
+                           r"\bGoogle (?:Sheets|Docs|Slides|Drive|Analytics)\b|\bObjective-C\b|"
+                           # an exception's class ("KeyError", "NullPointerException") and an error code of the
+                           # C library ("ECONNRESET"), as a traceback or a log prints them
+                           r"(?-i:\b[A-Z][A-Za-z]*(?:Error|Exception|Warning)\b|\b(?:"
+                           + "|".join(sorted(errno.errorcode.values(), key=len, reverse=True)) + r")\b)",
+                           re.IGNORECASE)
 INSTRUCTION_VERBS: FrozenSet[str] = frozenset("""
 summarise summarize explain write rewrite translate draft create generate list give describe compare calculate
 proofread paraphrase convert suggest analyse analyze edit check answer correct improve outline define classify
