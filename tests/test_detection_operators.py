@@ -838,3 +838,22 @@ def test_exceptions_sql_functions_units_and_plain_english_identify_nobody():
         assert gw.protect(prompt).text == prompt
     out = gw.protect("Ask Mrs Okafor why the npm install fails with ECONNRESET in her CRM export.").text
     assert "Okafor" not in out and "ECONNRESET" in out and "CRM" in out and "npm" in out
+
+
+def test_a_class_whose_member_is_read_and_an_id_after_a_cue_are_no_names():
+    """Typed as a user (session 22): "null check in UserService.getProfile()" went out as "in Beccaria SPA()", and
+    "My employee ID is EMP-20931" with "ID" as a person (after the cue "my employee").  A company in camel case
+    ("DoorDash.com") and a name after the same cue stay candidates."""
+    from cloud_edge_privacy.detection.code_context import code_identifier
+    from cloud_edge_privacy.detection.names import NameRecognizer
+
+    text = "fixed UserService.getProfile() and DoorDash.com, then DoorDash."
+    at = lambda s: (text.index(s), text.index(s) + len(s))  # noqa: E731
+    assert code_identifier(text, *at("UserService"))
+    assert code_identifier(text, *at("UserService.getProfile"))
+    assert not code_identifier(text, *at("DoorDash"))
+    names = NameRecognizer()
+    said = "My employee ID is EMP-20931."
+    assert not [s for s in names.analyze(said) if said[s.start:s.end] == "ID"]
+    said = "my employee Priyanka starts Monday"
+    assert [said[s.start:s.end] for s in names.analyze(said)] == ["Priyanka"]

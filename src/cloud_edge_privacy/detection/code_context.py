@@ -6,7 +6,8 @@ A span is code when a code character is inside it ("(", "=", "{", ";"), or one i
 "=", "(" or "," before it; "(", ".", "=", ";", ")" or "," after it), and every word is a keyword, a snake_case or
 lowerCamelCase identifier, or an everyday lower-case word, with at least one keyword, identifier or call
 ("print(user"), and no number stands alone in it ("between 1980 and 1981", "TRY 2,767").  Company names written in
-camel case ("DoorDash", "eBay", "LinkedIn") are no identifiers here, an identifier with a word of the person-name
+camel case ("DoorDash", "eBay", "LinkedIn") are no identifiers here, unless a member is read from them as code
+("UserService.getProfile"), an identifier with a word of the person-name
 lists in it stays a candidate ("send_to(john_smith)"), and so does a name inside a string (a quote is no code
 character).
 """
@@ -24,6 +25,8 @@ _CALL = re.compile(r"[A-Za-z_]\w*\(")
 _CAMEL = re.compile(r"[a-z][a-z0-9]+[A-Z]")
 _PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _CODE_CHARS = frozenset("(){}[]=;<>")
+# a class's member written as code: "UserService.getProfile", "OrderRepo.find_by_id" (not "DoorDash.com")
+_MEMBER = re.compile(r"\b([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+)\.(?=[a-z][a-z0-9]*[A-Z_])")
 # keywords no prose uses, of the languages people paste most (Python, JavaScript/TypeScript, Java, C#, C, Go):
 # evidence of code.  English words that are keywords too ("and", "for", "return") are only everyday words here.
 KEYWORDS = frozenset("""
@@ -57,13 +60,14 @@ def code_identifier(text: str, start: int, end: int) -> bool:
         return False
     names = known_names()
     styled = bool(_CALL.search(surface))  # "print(user": a call
+    classes = {m.group(1) for m in _MEMBER.finditer(text[start:end + 40])}  # its member may follow it
     for token in _TOKEN.findall(surface):
         if token.isdigit():
             return False  # an amount, a year, an application number: not code
         low = token.lower()
         if low in KEYWORDS or token in SQL_KEYWORDS:
             styled = True
-        elif "_" in token.strip("_") or _CAMEL.match(token):
+        elif "_" in token.strip("_") or _CAMEL.match(token) or token in classes:
             if any(p in names for p in _parts(token)):
                 return False
             styled = True

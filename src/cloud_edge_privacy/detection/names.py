@@ -181,7 +181,9 @@ _NOT_NAMES_AFTER_CUE = frozenset(("team", "all", "everyone", "there", "again", "
                                   "friends", "colleagues", "customer", "customers", "mr", "mrs", "ms", "dr",
                                   # "Hi, I'm Lars Eriksen": the pronoun starts the next cue, it names no one
                                   "i", "i'm", "i’m", "im", "i've", "i’ve", "i'll", "i’ll", "i'd", "i’d", "we",
-                                  "we're", "we’re"))
+                                  "we're", "we’re",
+                                  # "my employee ID is", "my patient number": what the cue's word is asked about
+                                  "id", "pin", "number", "no", "code", "ref", "reference", "account", "details"))
 _PAIR_AND = re.compile(r"(?<![\w&])([A-Z][a-z]{2,})\s?(?:&|and)\s?([A-Z][a-z]{2,})(?![\w&])")
 # Verbs and prepositions after which a lower-case list name is a person ("cc rachel", "ask dr ng").
 _WEAK_CUE = re.compile(r"(?i)(?<![\w])(?:reply to|write to|send (?:it )?to|cc|bcc|ask|tell|text|ping|email|pick up|"
