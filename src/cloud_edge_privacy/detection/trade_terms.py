@@ -30,7 +30,8 @@ css3 json yaml xml csv bash powershell vba excel powerpoint outlook sharepoint o
 ubuntu debian centos pandas numpy scipy matplotlib tensorflow pytorch keras scikit-learn sklearn react reactjs
 angular vue vuejs django flask fastapi kubernetes k8s jupyter matlab spss stata api apis rest restful graphql http
 https ssh ftp tcp dns vpn wifi bluetooth usb pdf docx xlsx jpeg png gif mp4 chatgpt gpt-4 llm llms windows vlan lan
-ethernet bios wordpress gmail chrome firefox npm pip yarn git webpack nodejs crm erp saas sdk ide str int dict bool tuple readme
+ethernet bios wordpress gmail chrome firefox npm pip yarn git webpack nodejs crm erp saas sdk ide readme
+str int dict bool tuple
 """.split())
 _TECH_PHRASES = re.compile(r"\bPower\s?BI\b|\bC\+\+|\bC#|(?-i:(?<![\w.])\.NET|\bASP\.NET)\b|\bNode\.js\b|"
                            r"\bVisual Studio(?: Code)?\b|"
