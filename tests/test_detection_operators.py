@@ -857,3 +857,32 @@ def test_a_class_whose_member_is_read_and_an_id_after_a_cue_are_no_names():
     assert not [s for s in names.analyze(said) if said[s.start:s.end] == "ID"]
     said = "my employee Priyanka starts Monday"
     assert [said[s.start:s.end] for s in names.analyze(said)] == ["Priyanka"]
+
+
+def test_a_relation_a_label_and_a_public_body_beside_what_they_name_are_not_masked():
+    """Typed as a user (session 22): "my friend chloe okonkwo" went out as "my karen odette vincent" ("friend" is in
+    a name list, and started the run of lower-case names), "Card ending 8812" as "[DATETIME_5212] 4209" and "NHS no.
+    485 777 3456" as "[QUANTITY_8755] no. 276 ...".  The name, the card's digits and the NHS number are still
+    masked; a name before a number stays a candidate."""
+    import os
+
+    from cloud_edge_privacy.detection.names import NameRecognizer
+    from cloud_edge_privacy.detection.pipeline import clip_at_identifiers
+
+    said = "a message for my friend chloe okonkwo, and for my boss"
+    assert [said[s.start:s.end] for s in NameRecognizer().analyze(said)] == ["chloe okonkwo"]
+    text = "Card ending 8812 was charged. Call Harriet Maddox 07911 123456."
+    at = lambda s: (text.index(s), text.index(s) + len(s))  # noqa: E731
+    clipped = clip_at_identifiers(text, [Span(*at("Card ending 8812"), "DATETIME", 0.8, "spacy:DATE"),
+                                         Span(*at("8812"), "CODE", 0.75, "structured:id_number"),
+                                         Span(*at("Harriet Maddox 07911 123456"), "PERSON", 0.8, "spacy:PERSON"),
+                                         Span(*at("07911 123456"), "PHONE", 0.9, "structured:phone")])
+    assert sorted(text[s.start:s.end] for s in clipped) == ["07911 123456", "8812", "Harriet Maddox"]
+
+    os.environ.setdefault("CEP_SECRET_KEY", "ab" * 32)
+    from cloud_edge_privacy import Gateway
+
+    out = Gateway("pseudonym").protect("Patient: Harriet Maddox, NHS no. 485 777 3456, MRN 00481723. Summarise.").text
+    assert out.startswith("Patient: ") and "NHS no. " in out and "Maddox" not in out and "485 777 3456" not in out
+    out = Gateway("pseudonym").protect("can u write a bday message for my friend chloe okonkwo, she turns 30").text
+    assert "my friend " in out and "okonkwo" not in out

@@ -18,13 +18,17 @@ from ..spans import Span
 from .recognizer import register_recognizer
 
 _LATIN_WORD = r"[^\W\d_][^\W\d_'’-]*(?:[-'’][^\W\d_]+)*"
+# The relations of the cues ("my son", "my boss"); some are in the name lists too ("Friend", "Boss"), never a name there
+_RELATIONS = frozenset("""
+son daughter wife husband partner mother mum mom father dad boss friend colleague intern sister brother manager
+landlord tenant neighbour neighbor grandson granddaughter grandmother grandfather uncle aunt cousin nephew niece child
+kid baby fiancé fiancée fiance fiancee girlfriend boyfriend teacher doctor client patient student employee assistant
+""".split())
 # Cues after which the next 1-3 name-like tokens are a person (several languages).
 _CUES = (
     r"my name is|my name's|i am|i'm|call me|hi|hello|hey|dear|thanks|thank you|best|regards|cheers|"
     r"sincerely|yours|love|sign it|signed|attn|"
-    r"my (?:son|daughter|wife|husband|partner|mother|mum|mom|father|dad|boss|friend|colleague|intern|sister|brother|"
-    r"manager|landlord|tenant|neighbou?r|grandson|granddaughter|grandmother|grandfather|uncle|aunt|cousin|nephew|niece|"
-    r"child|kid|baby|fiancée?|girlfriend|boyfriend|teacher|doctor|client|patient|student|employee|assistant)|"
+    r"my (?:" + "|".join(sorted(_RELATIONS)) + r")|"
     r"ich heiße|ich bin|hallo|liebe|lieber|grüße|gruß|je m'appelle|je suis|bonjour|salut|cher|chère|"
     r"me llamo|soy|hola|querid[oa]|estimad[oa]|saludos|mi chiamo|sono|ciao|gentile|car[oa]|saluti|sou|"
     r"dokter|doktor|docteur|doctora|dottore|dottoressa|doutor|doutora|huisarts|hausarzt|"
@@ -88,6 +92,9 @@ class NameRecognizer:
         i = 0
         while i < n:
             s, e, tok = tokens[i]
+            if tok.lower() in _RELATIONS and _POSSESSIVE.search(text, max(0, s - 8), s):
+                i += 1  # "my friend chloe okonkwo": the relation is the cue, not the first of the names
+                continue
             # a run of list names: first name + more names (particles allowed inside); a given name that is also
             # a common word ("mary", "rose") or a surname written first ("wang fang") only starts a run of two+
             nxt_tok = tokens[i + 1][2] if i + 1 < n and _adjacent(text, e, tokens[i + 1][0]) else ""
@@ -171,6 +178,7 @@ class NameRecognizer:
         return out
 
 
+_POSSESSIVE = re.compile(r"(?i)\b(?:my|our|your|his|her|their)\s+$")
 # Given names that are also everyday words: a name only when a listed surname follows ("mary jones").
 _PAIR_HEADS = frozenset(("mary", "rose", "grace", "hope", "joy", "faith", "iris", "ivy", "lily", "holly", "daisy",
                          "april", "june", "summer", "dawn", "crystal", "ruby", "pearl", "amber", "jade", "violet",

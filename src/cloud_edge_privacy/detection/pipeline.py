@@ -17,7 +17,7 @@ from .normalize import Normalized, normalize
 from .clinical import drug_names
 from .code_context import code_identifier
 from .free_text import translation_language
-from .public_parties import drop_public_parties, is_public_institution
+from .public_parties import drop_public_parties, is_public_institution, named_public_body
 from .recognizer import Reads, identifying, priorities, run_recognizer, spec_of
 from .structured import SECRET_PREFIX, outside_public_host
 from .trade_terms import trade_phrases, trade_trim
@@ -374,6 +374,7 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
     name), a date, amount or code without the sentence's full stop ("12 June."), and no code that is one everyday
     word ("born"), no time relative to now or to no date ("yesterday", "next month"), no identifier of program code
     ("def get_user(id", :mod:`.code_context`), no quarter without its year ("Q2") or hex constant ("0x80070005"),
+    no national public body ("NHS"),
     no public service's host ("nice.org.uk" read as a place, a PubMed link with its number:
     :func:`~.structured.outside_public_host`): an operator would rewrite them with the value, and none of them
     identifies anyone.  A place or organisation that is only a month's name ("December",
@@ -407,8 +408,9 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
         if span.category == "CODE" and surface.isalpha() and surface.lower() not in known_names() \
                 and english_zipf(surface.lower()) >= 3.5:
             continue
-        if _relative_time(surface, span.category) or code_identifier(text, s, e) or _CONSTANT.fullmatch(surface):
-            continue
+        if _relative_time(surface, span.category) or code_identifier(text, s, e) or _CONSTANT.fullmatch(surface) \
+                or named_public_body(surface):
+            continue  # a national public body left of a model's "NHS no. 485 777 3456" is no amount either
         if span.category in _WORDLIKE and span.source.split(":")[0] in _MODELS and everyday_lower_word(surface) \
                 and _VERB_OBJECT.match(text, e):
             continue  # "please polish my CV", "polish: the paragraph below": a verb, not a nationality or a name
@@ -506,7 +508,8 @@ def clip_at_identifiers(text: str, spans: Sequence[Span]) -> List[Span]:
             pieces.append((pos, span.end))
         for a, b in pieces:
             piece = tidy_span(text, Span(a, b, span.category, span.score, span.source))
-            if piece is not None and not _glue(text[piece.start:piece.end]):
+            if piece is not None and not _glue(text[piece.start:piece.end]) \
+                    and not _identifier_label(text, piece.start, piece.end):
                 kept.append((piece.start, piece.end))
         # parts only blank apart stay one span ("Lecture%204.pdf" is "Lecture 4.pdf" once normalized)
         joined: List[List[int]] = []
@@ -684,6 +687,25 @@ def _plain_tail(text: str, words: Sequence[Tuple[int, int]], end: int, covered: 
     rest = text[words[0][0]:end]
     return bool(words) and not re.search(r"[^\w\s'’-]|\d|_", rest) and all(
         text[a:b].islower() and not (names and text[a:b] in known_names()) and not covered(a, b) for a, b in words)
+
+
+def _identifier_label(text: str, start: int, end: int) -> bool:
+    """What is left of a model's span around an identifier when it only says what the identifier is: everyday words
+    capitalised only where a sentence starts, and national public bodies, no digit ("Card ending" of "Card ending
+    8812", "NHS no." of "NHS no. 485 777 3456"); the identifier itself stays masked."""
+    from ..lexicon import english_stop_words, everyday_lower_word
+
+    if any(c.isdigit() for c in text[start:end]):
+        return False
+    for m in _LETTERS.finditer(text, start, end):
+        word, low = m.group(), m.group().lower()
+        if named_public_body(word):
+            continue
+        if not (low in english_stop_words() or everyday_lower_word(low)):
+            return False
+        if not word.islower() and text[:m.start()].rstrip()[-1:] not in ("", ".", "!", "?", ":", "\n", '"', "“", "("):
+            return False
+    return True
 
 
 def _glue(surface: str) -> bool:
