@@ -886,3 +886,17 @@ def test_a_relation_a_label_and_a_public_body_beside_what_they_name_are_not_mask
     assert out.startswith("Patient: ") and "NHS no. " in out and "Maddox" not in out and "485 777 3456" not in out
     out = Gateway("pseudonym").protect("can u write a bday message for my friend chloe okonkwo, she turns 30").text
     assert "my friend " in out and "okonkwo" not in out
+
+
+def test_an_identifiers_type_read_alone_is_no_name():
+    """"to IBAN PT50 ..." went out as "to ROOSENBOOM PT69 ...": the encoder read "IBAN" alone as a place (session
+    22).  The IBAN itself stays masked, and so does a name."""
+    from cloud_edge_privacy.detection.pipeline import trim_kept
+
+    text = "pay IBAN PT50 0002 0123 1234 5678 9015 4 for Ibanez, NHS"
+    at = lambda s: (text.index(s), text.index(s) + len(s))  # noqa: E731
+    kept = trim_kept(text, [Span(*at("IBAN"), "LOC", 0.5, "encoder:LOC"),
+                            Span(*at("PT50 0002 0123 1234 5678 9015 4"), "CODE", 0.95, "structured:iban"),
+                            Span(*at("Ibanez"), "PERSON", 0.8, "spacy:PERSON"),
+                            Span(*at("NHS"), "QUANTITY", 0.8, "tab_ner:QUANTITY")])
+    assert [text[s.start:s.end] for s in kept] == ["PT50 0002 0123 1234 5678 9015 4", "Ibanez"]

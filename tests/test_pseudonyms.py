@@ -579,3 +579,35 @@ def test_a_range_of_days_moves_as_one(key):
         span = {"12 and 13 November": 1, "9 to 11 March 2024": 2, "28-31 January": 3}[orig]
         assert (last - first).days == span, sur
     assert restore_answer(r.text, r) == text
+
+
+def test_a_postcode_alone_gets_a_postcode_not_a_street():
+    """Typed as a user (session 22): a table's "M14 5TP" went out as "28 AYAPAD", a street.  A postcode alone now
+    gets another code of its shape; an address with a street keeps getting a street."""
+    text = "aisha rahman, M14 5TP; tom, 14 Elm Grove, Leicester"
+    spans = spans_for(text, [("M14 5TP", "LOC"), ("14 Elm Grove, Leicester", "LOC")])
+    r = op()(text, spans, dep(), "doc-postcode")
+    code = sur_of(r, "M14 5TP")
+    assert re.fullmatch(r"[A-Z]\d{2} \d[A-Z]{2}", code) and code != "M14 5TP"
+    assert "," in sur_of(r, "14 Elm Grove, Leicester")
+    assert restore_answer(f"Post it to {code}.", r) == "Post it to M14 5TP."
+
+
+@pytest.mark.parametrize("surface, padded", [("03/11/1984", True), ("12/11/1984", True), ("3/11/1984", False),
+                                             ("11/3/1984", False)])
+def test_a_numeric_date_keeps_its_two_digit_fields(surface, padded):
+    """"03/11/1984" went out as "23/8/1982" (session 22): a form's two-digit fields stay two digits, and a date
+    written without them stays without."""
+    text = f"The hearing of 10 June 1990 was recalled. Born {surface}."
+    r = op()(text, spans_for(text, [("10 June 1990", "DATETIME"), (surface, "DATETIME")]), dep(), "doc-pad")
+    new = sur_of(r, surface)
+    first, second, _ = new.split("/")
+    days = _shift("10 June 1990", r)
+    a, b, y = (int(x) for x in surface.split("/"))
+    moved = dt.date(y, b, a) + dt.timedelta(days)
+    assert (int(first), int(second)) == (moved.day, moved.month)
+    if padded:
+        assert len(first) == len(second) == 2
+    else:
+        assert first == str(moved.day) and second == str(moved.month)
+    assert restore_answer(new, r) == surface

@@ -54,6 +54,8 @@ _ORG_SUFFIX_KINDS = ("Court", "Tribunal", "Bank", "Hospital", "Clinic", "Police"
                      "Commission", "Authority", "Service", "Board", "Committee", "Prosecutor's Office", "Church")
 _ORG_PREFIX_KINDS = ("Ministry", "Department", "University", "Bank", "Office", "Court", "Institute", "Embassy",
                      "Municipality", "Republic")
+# a postal code on its own: capitals, digits, one space or hyphen ("M14 5TP", "K1A 0B1", "90210", "1011 AB", "00-950")
+_POSTCODE = re.compile(r"(?=[A-Z0-9 -]{3,10}$)(?=.*\d)[A-Z0-9]+(?:[ -][A-Z0-9]+)?")
 _STREET_WORDS = re.compile(r"(?i)(?<!\w)(?:street|st\.|road|rd\.?|avenue|ave\.?|lane|square|boulevard|blvd|way|"
                            r"drive|place|ul\.|ulica|strasse|straße|gate|gata|gatan|vej|weg|rue|via|calle)(?!\w)")
 _GENERIC = frozenset({
@@ -344,11 +346,12 @@ class ConsistentPseudonyms:
             vault.assign(category, norm, make, exact=exact, fallback=lambda: placeholder(MAX_ATTEMPTS))
             return category, norm
 
-        if category == "CODE":
-            def code(attempt: int) -> Optional[str]:
-                cand = code_surrogate(surface, rand.keyed_rng("pseudonym", category, norm, attempt))
-                return None if keeps_piece(cand, surface) else cand  # nothing of the original survives
+        def code(attempt: int) -> Optional[str]:
+            cand = code_surrogate(surface, rand.keyed_rng("pseudonym", category, norm, attempt))
+            return None if keeps_piece(cand, surface) else cand  # nothing of the original survives
 
+        # a postcode alone is a code of its shape ("M14 5TP" -> "K82 9WD"), not a street ("28 AYAPAD")
+        if category == "CODE" or category == "LOC" and _POSTCODE.fullmatch(surface.strip()):
             return settle(code, True)
         if category == "DEM" and has_digits and len(re.sub(r"[\d.,%]+", " ", surface).split()) > 3:
             # a long description around a number ("37 % of loss of sight"): the words are the secret

@@ -374,7 +374,7 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
     name), a date, amount or code without the sentence's full stop ("12 June."), and no code that is one everyday
     word ("born"), no time relative to now or to no date ("yesterday", "next month"), no identifier of program code
     ("def get_user(id", :mod:`.code_context`), no quarter without its year ("Q2") or hex constant ("0x80070005"),
-    no national public body ("NHS"),
+    no national public body ("NHS") or identifier's type ("IBAN"),
     no public service's host ("nice.org.uk" read as a place, a PubMed link with its number:
     :func:`~.structured.outside_public_host`): an operator would rewrite them with the value, and none of them
     identifies anyone.  A place or organisation that is only a month's name ("December",
@@ -409,8 +409,8 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
                 and english_zipf(surface.lower()) >= 3.5:
             continue
         if _relative_time(surface, span.category) or code_identifier(text, s, e) or _CONSTANT.fullmatch(surface) \
-                or named_public_body(surface):
-            continue  # a national public body left of a model's "NHS no. 485 777 3456" is no amount either
+                or named_public_body(surface) or surface.lower() in _IDENTIFIER_TYPES:
+            continue  # "NHS" of a model's "NHS no. 485 777 3456" is no amount, nor "IBAN" a place
         if span.category in _WORDLIKE and span.source.split(":")[0] in _MODELS and everyday_lower_word(surface) \
                 and _VERB_OBJECT.match(text, e):
             continue  # "please polish my CV", "polish: the paragraph below": a verb, not a nationality or a name
@@ -689,17 +689,22 @@ def _plain_tail(text: str, words: Sequence[Tuple[int, int]], end: int, covered: 
         text[a:b].islower() and not (names and text[a:b] in known_names()) and not covered(a, b) for a, b in words)
 
 
+# what an identifier is, written before it ("IBAN PT50 ...", "SSN 078-05-1120", "DOB 03/04/1971")
+_IDENTIFIER_TYPES = frozenset(("iban", "bic", "ssn", "nino", "mrn", "dob", "vat", "ein", "id"))
+
+
 def _identifier_label(text: str, start: int, end: int) -> bool:
     """What is left of a model's span around an identifier when it only says what the identifier is: everyday words
-    capitalised only where a sentence starts, and national public bodies, no digit ("Card ending" of "Card ending
-    8812", "NHS no." of "NHS no. 485 777 3456"); the identifier itself stays masked."""
+    capitalised only where a sentence starts, national public bodies and the identifier's type, no digit ("Card
+    ending" of "Card ending 8812", "NHS no." of "NHS no. 485 777 3456", "IBAN"); the identifier itself stays
+    masked."""
     from ..lexicon import english_stop_words, everyday_lower_word
 
     if any(c.isdigit() for c in text[start:end]):
         return False
     for m in _LETTERS.finditer(text, start, end):
         word, low = m.group(), m.group().lower()
-        if named_public_body(word):
+        if named_public_body(word) or low in _IDENTIFIER_TYPES:
             continue
         if not (low in english_stop_words() or everyday_lower_word(low)):
             return False
