@@ -872,11 +872,10 @@ def test_a_relation_a_label_and_a_public_body_beside_what_they_name_are_not_mask
     said = "a message for my friend chloe okonkwo, and for my boss"
     assert [said[s.start:s.end] for s in NameRecognizer().analyze(said)] == ["chloe okonkwo"]
     text = "Card ending 8812 was charged. Call Harriet Maddox 07911 123456."
-    at = lambda s: (text.index(s), text.index(s) + len(s))  # noqa: E731
-    clipped = clip_at_identifiers(text, [Span(*at("Card ending 8812"), "DATETIME", 0.8, "spacy:DATE"),
-                                         Span(*at("8812"), "CODE", 0.75, "structured:id_number"),
-                                         Span(*at("Harriet Maddox 07911 123456"), "PERSON", 0.8, "spacy:PERSON"),
-                                         Span(*at("07911 123456"), "PHONE", 0.9, "structured:phone")])
+    clipped = clip_at_identifiers(text, _spans_of(text, ("Card ending 8812", "DATETIME", "spacy:DATE"),
+                                                  ("8812", "CODE", "structured:id_number"),
+                                                  ("Harriet Maddox 07911 123456", "PERSON", "spacy:PERSON"),
+                                                  ("07911 123456", "PHONE", "structured:phone")))
     assert sorted(text[s.start:s.end] for s in clipped) == ["07911 123456", "8812", "Harriet Maddox"]
 
     os.environ.setdefault("CEP_SECRET_KEY", "ab" * 32)
@@ -894,9 +893,13 @@ def test_an_identifiers_type_read_alone_is_no_name():
     from cloud_edge_privacy.detection.pipeline import trim_kept
 
     text = "pay IBAN PT50 0002 0123 1234 5678 9015 4 for Ibanez, NHS"
-    at = lambda s: (text.index(s), text.index(s) + len(s))  # noqa: E731
-    kept = trim_kept(text, [Span(*at("IBAN"), "LOC", 0.5, "encoder:LOC"),
-                            Span(*at("PT50 0002 0123 1234 5678 9015 4"), "CODE", 0.95, "structured:iban"),
-                            Span(*at("Ibanez"), "PERSON", 0.8, "spacy:PERSON"),
-                            Span(*at("NHS"), "QUANTITY", 0.8, "tab_ner:QUANTITY")])
+    kept = trim_kept(text, _spans_of(text, ("IBAN", "LOC", "encoder:LOC"),
+                                     ("PT50 0002 0123 1234 5678 9015 4", "CODE", "structured:iban"),
+                                     ("Ibanez", "PERSON", "spacy:PERSON"), ("NHS", "QUANTITY", "tab_ner:QUANTITY")))
     assert [text[s.start:s.end] for s in kept] == ["PT50 0002 0123 1234 5678 9015 4", "Ibanez"]
+
+
+def _spans_of(text, *found):
+    """A span for each (surface, category, source), at the surface's first place in ``text``."""
+    return [Span(text.index(surface), text.index(surface) + len(surface), category, 0.8, source)
+            for surface, category, source in found]
