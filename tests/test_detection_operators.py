@@ -903,3 +903,18 @@ def _spans_of(text, *found):
     """A span for each (surface, category, source), at the surface's first place in ``text``."""
     return [Span(text.index(surface), text.index(surface) + len(surface), category, 0.8, source)
             for surface, category, source in found]
+
+
+def test_a_less_common_verb_at_a_models_edge_is_left_out():
+    """"who is autistic and attends Hillside Academy" went out with "attends" inside the school's surrogate (session
+    22): a word at the edge that only the model read, in no name list and at least ``ORDINARY_ZIPF`` common, goes
+    like the everyday ones; a rare word typed before a name stays ("demone Johnson")."""
+    from cloud_edge_privacy.detection.pipeline import trim_lower_case_edges
+
+    text = "and attends Hillside Academy; ask demone Johnson"
+    found = trim_lower_case_edges(text, _spans_of(text, ("attends Hillside Academy", "ORG", "encoder:ORG"),
+                                                  ("Hillside Academy", "ORG", "org:pattern"),
+                                                  ("demone Johnson", "PERSON", "encoder:PERSON"),
+                                                  ("Johnson", "PERSON", "names:first")))
+    assert sorted(text[s.start:s.end] for s in found) == ["Hillside Academy", "Hillside Academy", "Johnson",
+                                                          "demone Johnson"]

@@ -632,14 +632,15 @@ def split_long_spans(text: str, spans: Sequence[Span]) -> List[Span]:
 
 
 def trim_lower_case_edges(text: str, spans: Sequence[Span]) -> List[Span]:
-    """A model's name, organisation or place without the everyday lower-case words at its edges that no other span
-    covers and no name list holds, when the word it then begins or ends with is covered by another span: "manager
+    """A model's name, organisation or place without the lower-case words at its edges (at least ``ORDINARY_ZIPF``
+    common) that no other span covers and no name list holds, when the word it then begins or ends with is covered
+    by another span ("attends Hillside Academy"): "manager
     Priya", "Brown & Partners LLP confirming" (the name and the firm, which other recognizers read, without the
     words around them); so is a greeting in any case ("Dear Mr. Garcia", "Hello Erik").  After a capitalised word an
     everyday lower-case word goes even when a name list holds it ("Leeds rose 12%": "rose" is also a name; "john
     Smith" keeps its given name), and so does a number that an amount's or date's span covers.  A rare lower-case
     word stays: "demone Johnson" is a first name typed in lower case."""
-    from ..lexicon import EVERYDAY_ZIPF, english_zipf, everyday_lower_word
+    from ..lexicon import EVERYDAY_ZIPF, ORDINARY_ZIPF, english_zipf, everyday_lower_word
 
     out: List[Span] = []
     for span in spans:
@@ -660,7 +661,7 @@ def trim_lower_case_edges(text: str, spans: Sequence[Span]) -> List[Span]:
             if any(c.isdigit() for c in t):  # the "12" of "Leeds rose 12%", which its amount's span masks
                 return any(o.start <= w[0] and w[1] <= o.end and o.category in ("QUANTITY", "DATETIME")
                            for o in others)
-            return not covered(w) and (t.lower() in GREETINGS or everyday_lower_word(t) or (
+            return not covered(w) and (t.lower() in GREETINGS or everyday_lower_word(t, ORDINARY_ZIPF) or (
                 w[0] > first_capital[0] and t.islower() and english_zipf(t) >= EVERYDAY_ZIPF))
 
         i, j = 0, len(words)
