@@ -499,9 +499,9 @@ def shift_date_expression(expr: str, kind: str, days: int, day_first: bool) -> O
             ny = f"{new.year:04d}" if len(y) == 4 else f"{new.year % 100:02d}"
             first, second = (new.day, new.month) if dmy else (new.month, new.day)
             # written with two-digit fields ("03/11/1984", "12/11/1984"): both stay two digits ("23/08/1982")
-            padded = (len(a) == 2 and len(b) == 2) or a.startswith("0") or b.startswith("0")
-            sur = f"{first:02d}{sep}{second:02d}{sep}{ny}" if padded else \
-                f"{_field_like(first, a)}{sep}{_field_like(second, b)}{sep}{ny}"
+            if (len(a) == 2 and len(b) == 2) or a.startswith("0") or b.startswith("0"):
+                a = b = "00"
+            sur = f"{_field_like(first, a)}{sep}{_field_like(second, b)}{sep}{ny}"
             return DatePart(0, 0, expr, sur, "full", (old.year, old.month, old.day), (new.year, new.month, new.day))
         if kind == "my":
             tok = _textual_tokens(expr)

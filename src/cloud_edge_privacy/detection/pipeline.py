@@ -508,8 +508,7 @@ def clip_at_identifiers(text: str, spans: Sequence[Span]) -> List[Span]:
             pieces.append((pos, span.end))
         for a, b in pieces:
             piece = tidy_span(text, Span(a, b, span.category, span.score, span.source))
-            if piece is not None and not _glue(text[piece.start:piece.end]) \
-                    and not _identifier_label(text, piece.start, piece.end):
+            if piece is not None and not _identifier_label(text, piece.start, piece.end):
                 kept.append((piece.start, piece.end))
         # parts only blank apart stay one span ("Lecture%204.pdf" is "Lecture 4.pdf" once normalized)
         joined: List[List[int]] = []
@@ -695,10 +694,10 @@ _IDENTIFIER_TYPES = frozenset(("iban", "bic", "ssn", "nino", "mrn", "dob", "vat"
 
 
 def _identifier_label(text: str, start: int, end: int) -> bool:
-    """What is left of a model's span around an identifier when it only says what the identifier is: everyday words
-    capitalised only where a sentence starts, national public bodies and the identifier's type, no digit ("Card
-    ending" of "Card ending 8812", "NHS no." of "NHS no. 485 777 3456", "IBAN"); the identifier itself stays
-    masked."""
+    """What is left of a model's span around an identifier when it is glue (:func:`_glue`) or only says what the
+    identifier is: everyday words capitalised only after a sentence's end, national public bodies and the
+    identifier's type, no digit ("Card ending" of "Card ending 8812", "NHS no." of "NHS no. 485 777 3456", "IBAN");
+    the identifier itself stays masked."""
     from ..lexicon import english_stop_words, everyday_lower_word
 
     if any(c.isdigit() for c in text[start:end]):
@@ -709,8 +708,12 @@ def _identifier_label(text: str, start: int, end: int) -> bool:
             continue
         if not (low in english_stop_words() or everyday_lower_word(low)):
             return False
-        if not word.islower() and text[:m.start()].rstrip()[-1:] not in ("", ".", "!", "?", ":", "\n", '"', "“", "("):
-            return False
+        if not word.islower():
+            k = m.start()
+            while k > 0 and text[k - 1].isspace():
+                k -= 1
+            if k and text[k - 1] not in '.!?:"“(':
+                return False
     return True
 
 
