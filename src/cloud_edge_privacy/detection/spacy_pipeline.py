@@ -11,7 +11,8 @@ the most frequent English words (and their capitalised forms) once, when it is l
 wins back most of what the zones cost (what is left, 3-4% of the gateway's p50, is in docs/detection.md).  A
 word's features are computed from its string, so what the model reads, and the spans, do not change.
 
-The models' layer products run in ONNX Runtime rather than in thinc's bundled BLIS (see :mod:`.products`).
+The models' layer products run in ONNX Runtime rather than in thinc's bundled BLIS (see :mod:`.products`), and
+their entity recognizers decode through :class:`.greedy_ner.GreedyNer` (the same spans, the products batched).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import threading
 import weakref
 from typing import Any, Callable, Iterable, List, TypeVar
 
+from .greedy_ner import GreedyNer
 from .products import use_ort_products
 
 T = TypeVar("T")
@@ -33,6 +35,9 @@ class SpacyPipeline:
     def __init__(self, nlp: Any, frequent_words: int = FREQUENT_WORDS) -> None:
         self.nlp = nlp
         use_ort_products(nlp)
+        from spacy.pipeline import EntityRecognizer
+
+        self._decoders = {name: GreedyNer(proc) for name, proc in nlp.pipeline if isinstance(proc, EntityRecognizer)}
         self._lock = threading.Lock()
         # a child forked while another thread reads would inherit the lock held, for ever
         ref = weakref.ref(self)
@@ -48,8 +53,17 @@ class SpacyPipeline:
 
     def read(self, texts: Iterable[str], convert: Callable[[Any], T], batch_size: int = 32) -> List[T]:
         """``convert(doc)`` of each text, in order; no ``Doc`` (or anything made from it) outlives the call."""
+        from spacy.util import minibatch
+
+        out: List[T] = []
         with self._lock, self.nlp.memory_zone():
-            return [convert(doc) for doc in self.nlp.pipe(texts, batch_size=batch_size)]
+            for batch in minibatch(texts, batch_size):
+                docs = [self.nlp.make_doc(text) for text in batch]
+                for name, proc in self.nlp.pipeline:
+                    decoder = self._decoders.get(name)
+                    docs = decoder(docs) if decoder is not None else list(proc.pipe(docs, batch_size=batch_size))
+                out.extend(convert(doc) for doc in docs)
+        return out
 
 
 def _new_lock(ref: "weakref.ref[SpacyPipeline]") -> None:
