@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import threading
 import weakref
-from typing import Any, Callable, Iterable, List, TypeVar
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, TypeVar
 
 from .greedy_ner import GreedyNer
 from .products import use_ort_products
@@ -35,9 +35,7 @@ class SpacyPipeline:
     def __init__(self, nlp: Any, frequent_words: int = FREQUENT_WORDS) -> None:
         self.nlp = nlp
         use_ort_products(nlp)
-        from spacy.pipeline import EntityRecognizer
-
-        self._decoders = {name: GreedyNer(proc) for name, proc in nlp.pipeline if isinstance(proc, EntityRecognizer)}
+        self._decoders = greedy_decoders(nlp)
         self._lock = threading.Lock()
         # a child forked while another thread reads would inherit the lock held, for ever
         ref = weakref.ref(self)
@@ -53,17 +51,27 @@ class SpacyPipeline:
 
     def read(self, texts: Iterable[str], convert: Callable[[Any], T], batch_size: int = 32) -> List[T]:
         """``convert(doc)`` of each text, in order; no ``Doc`` (or anything made from it) outlives the call."""
-        from spacy.util import minibatch
-
-        out: List[T] = []
         with self._lock, self.nlp.memory_zone():
-            for batch in minibatch(texts, batch_size):
-                docs = [self.nlp.make_doc(text) for text in batch]
-                for name, proc in self.nlp.pipeline:
-                    decoder = self._decoders.get(name)
-                    docs = decoder(docs) if decoder is not None else list(proc.pipe(docs, batch_size=batch_size))
-                out.extend(convert(doc) for doc in docs)
-        return out
+            return [convert(doc) for doc in pipe(self.nlp, texts, self._decoders, batch_size)]
+
+
+def greedy_decoders(nlp: Any) -> Dict[str, GreedyNer]:
+    """A :class:`GreedyNer` for each entity recognizer of ``nlp``, by component name."""
+    from spacy.pipeline import EntityRecognizer
+
+    return {name: GreedyNer(proc) for name, proc in nlp.pipeline if isinstance(proc, EntityRecognizer)}
+
+
+def pipe(nlp: Any, texts: Iterable[str], decoders: Mapping[str, GreedyNer], batch_size: int = 32) -> Iterator[Any]:
+    """``nlp.pipe(texts)``, with the named components decoded by ``decoders``."""
+    from spacy.util import minibatch
+
+    for batch in minibatch(texts, batch_size):
+        docs = [nlp.make_doc(text) for text in batch]
+        for name, proc in nlp.pipeline:
+            decoder = decoders.get(name)
+            docs = decoder(docs) if decoder is not None else list(proc.pipe(docs, batch_size=batch_size))
+        yield from docs
 
 
 def _new_lock(ref: "weakref.ref[SpacyPipeline]") -> None:
