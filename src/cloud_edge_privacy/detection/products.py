@@ -8,7 +8,8 @@ start threads of its own, set for the whole process, which fight the detector's 
 ONNX Runtime session's threads are its own (one here).
 
 Only the layers' forward products change (``gemm(x, w, trans2=True)``: every dense layer of the NER models and
-their embedding); the transition decoder's own small products are compiled into spaCy and stay in BLIS.  The same
+their embedding); the transition decoder's own small products, compiled into spaCy, are made in one batch by
+:mod:`.greedy_ner` instead.  The same
 products to float rounding: the spans of the default preset on the development prompts and TAB dev are the same
 (tests/test_products.py checks a sample against spaCy as installed).  The graph is ``products.onnx``, a single ``Gemm`` node with no
 weights, written by ``scripts/make_products_graph.py``.
