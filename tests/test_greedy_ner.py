@@ -131,6 +131,7 @@ def test_an_action_table_it_does_not_know_or_a_beam_or_unseen_classes_are_left_t
     assert GreedyNer(_fake(names)).covers
     assert not GreedyNer(_fake(names + ["X-PER"])).covers  # an arc-eager or unknown action
     assert not GreedyNer(_fake(names[:-1])).covers  # no O
+    assert not GreedyNer(_fake(["B-ORG"] + names)).covers  # an organisation could begin and never close
     assert not GreedyNer(_fake(names, beam_width=4)).covers
     assert not GreedyNer(_fake(names, unseen=(2,))).covers
 

@@ -43,7 +43,8 @@ class _Actions:
 
 
 def _actions(ner: Any) -> Optional[_Actions]:
-    """The component's actions, or None where one is not a labelled B/I/L/U, the blocked unit or O."""
+    """The component's actions, or None where one is not a labelled B/I/L/U, the blocked unit or O, or a label that
+    begins has no I or L."""
     names = [ner.moves.get_class_name(i) for i in range(ner.moves.n_moves)]
     n = len(names)
     begin, unit = numpy.zeros(n, bool), numpy.zeros(n, bool)
@@ -63,8 +64,9 @@ def _actions(ner: Any) -> Optional[_Actions]:
             unit[column] = True
         else:
             (inside if kind == "I" else last)[label] = column
-    if out < 0:
-        return None
+    opened = {labels[c] for c in numpy.flatnonzero(begin)}
+    if out < 0 or not opened <= inside.keys() & last.keys():
+        return None  # no O, or an entity that could begin and never continue or close
     return _Actions(tuple(labels), begin, unit, out, inside, last)
 
 
