@@ -918,3 +918,44 @@ def test_a_less_common_verb_at_a_models_edge_is_left_out():
                                                   ("Johnson", "PERSON", "names:first")))
     assert sorted(text[s.start:s.end] for s in found) == ["Hillside Academy", "Hillside Academy", "Johnson",
                                                           "demone Johnson"]
+
+
+def test_a_date_of_birth_a_time_of_day_a_query_clause_and_obs_are_what_they_are():
+    """Typed as a user (session 23): "Derek Holloway (DOB 02/05/1948" was one organisation to the TAB NER, and the
+    date went out as "OLYMPIA UITZENDBUREAU"; "by 8:15am" went out as an address ("57 vigosteeg"), "GROUP BY" and
+    "DESC" of a query as people, "Obs stable" as a nationality and "obs due 4-hourly" with a placeholder.  The
+    name, the date and the hospital number are still masked; the date and the time get surrogates of their kind."""
+    import os
+    import re
+
+    from cloud_edge_privacy.detection.code_context import sql_phrase
+    from cloud_edge_privacy.detection.pipeline import clip_at_identifiers, trim_kept
+
+    text = "patient Derek Holloway (DOB 02/05/1948, hospital no. RX4471923) fell. [25/06/2023] Time 11:27"
+    clipped = clip_at_identifiers(text, _spans_of(text, ("DOB 02/05/1948", "ORG", "tab_ner:ORG"),
+                                                  ("02/05/1948", "DATETIME", "regex:date_numeric"),
+                                                  ("25/06/2023] Time", "MISC", "tab_ner:MISC"),
+                                                  ("25/06/2023", "DATETIME", "regex:date_numeric"),
+                                                  ("02/05/1948, hospital", "DATETIME", "spacy:DATE")))
+    got = sorted((text[s.start:s.end], s.category) for s in clipped)
+    # the label and the everyday word go, the dates stay, and a model's own date keeps its words
+    assert got == [("02/05/1948", "DATETIME"), ("02/05/1948, hospital", "DATETIME"), ("25/06/2023", "DATETIME")]
+    said = "be there by 8:15am on Monday, or 10.30 a.m. at the latest"
+    kept = trim_kept(said, _spans_of(said, ("8:15am on", "LOC", "learned:LOC"), ("10.30 a.m.", "ORG", "tab_ner:ORG")))
+    assert sorted((said[s.start:s.end], s.category) for s in kept) == [("10.30 a.m.", "DATETIME"),
+                                                                      ("8:15am", "DATETIME")]
+    assert sql_phrase("GROUP BY") and sql_phrase("DESC") and not sql_phrase("AND") and not sql_phrase("Group By")
+
+    os.environ.setdefault("CEP_SECRET_KEY", "ab" * 32)
+    from cloud_edge_privacy import Gateway
+
+    gw = Gateway("pseudonym")
+    for prompt in ("SELECT name FROM users GROUP BY name ORDER BY name DESC",
+                   "Obs stable overnight, obs due 4-hourly."):
+        assert gw.protect(prompt).text == prompt
+    prompt = ("Summarise: At 14:20 on the ward, patient Derek Holloway (DOB 02/05/1948, hospital no. RX4471923) "
+              "had an unwitnessed fall. Obs stable. Please reply by 8:15am.")
+    out = gw.protect(prompt).text
+    assert not any(v in out for v in ("Derek", "Holloway", "02/05/1948", "RX4471923", "8:15am"))
+    assert re.search(r"\(DOB \d{2}/\d{2}/\d{4}, hospital no\. [A-Z]{2}\d{7}\)", out), out
+    assert re.search(r"Obs stable\. Please reply by \d{1,2}:\d{2}[ap]m\.$", out), out

@@ -611,3 +611,25 @@ def test_a_numeric_date_keeps_its_two_digit_fields(surface, padded):
     else:
         assert first == str(moved.day) and second == str(moved.month)
     assert restore_answer(new, r) == surface
+
+
+def test_times_on_a_twelve_hour_clock_move_with_their_am_or_pm():
+    """Session 23: "8:15am" was left whole (a placeholder then), "4pm" too, and "10.30 a.m." moved as a 24-hour time
+    ("12.07 a.m." for 10:30 plus 97 minutes)."""
+    import numpy as np
+
+    from cloud_edge_privacy.desensitization.surrogates import shift_dates
+
+    def shifted(surface, minutes=97):
+        return shift_dates(surface, 37, minutes, True, np.random.default_rng(1))[0]
+
+    assert shifted("8:15am") == "9:52am" and shifted("8:15 AM") == "9:52 AM"
+    assert shifted("10.30 a.m.") == "12.07 p.m." and shifted("11:50pm") == "1:27am"
+    assert shifted("4pm") == "5pm" and shifted("4pm", minutes=200) == "7pm" and shifted("12pm") == "1pm"
+    assert shifted("14:20") == "15:57" and shifted("08:15") == "09:52"
+    assert shifted("I am", 97) == "I am" and shifted("13:00pm") == "13:00pm"  # no time: left for a placeholder
+    text = "Doors open at 8:15am and close at 4 p.m."
+    r = op()(text, spans_for(text, [("8:15am", "DATETIME"), ("4 p.m.", "DATETIME")]), dep(), "doc-t")
+    assert re.fullmatch(r"\d{1,2}:\d{2}[ap]m", sur_of(r, "8:15am")) and sur_of(r, "8:15am") != "8:15am"
+    assert re.fullmatch(r"\d{1,2} [ap]\.m\.", sur_of(r, "4 p.m."))
+    assert restore_answer(r.text, r) == text

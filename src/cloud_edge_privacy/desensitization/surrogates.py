@@ -357,7 +357,9 @@ DATE_RE = re.compile(
     rf"|(?P<month>January|February|March|April|(?-i:May)|June|July|August|September|October|November|December)"
     rf")(?!\w)",
     re.IGNORECASE)
-_TIME_RE = re.compile(r"(?<![\w:.])(?P<h>[01]?\d|2[0-3])(?P<sep>[:.])(?P<m>[0-5]\d)(?![\w:])")
+# a time of day: "14:20", "08.15", or on a 12-hour clock "8:15am", "10.30 a.m.", "4pm"
+_TIME_RE = re.compile(r"(?<![\w:.])(?:(?P<h12>1[0-2]|0?[1-9])(?:(?P<sep12>[:.])(?P<m12>[0-5]\d))?(?P<half>\s?(?i:[ap]))"
+                      r"(?P<tail>\.?(?i:m)\.?)|(?P<h>[01]?\d|2[0-3])(?P<sep>[:.])(?P<m>[0-5]\d))(?![\w:])")
 
 
 def _month_index(token: str) -> int:
@@ -399,6 +401,22 @@ def _day_like(day: int, like: str) -> str:
     text = f"{day:02d}" if len(digits) == 2 and digits.startswith("0") else str(day)
     suffix = like[len(digits):]
     return text + (_styled(_ordinal(day), suffix) if suffix else "")
+
+
+def _shifted_time(m: "re.Match[str]", minutes: int) -> str:
+    """A time of day ``minutes`` later, in its own format; on a 12-hour clock with its am or pm (letters as written),
+    and by whole hours when it has no minutes ("4pm" -> "6pm")."""
+    if m["h"] is not None:
+        t = (int(m["h"]) * 60 + int(m["m"]) + minutes) % 1440
+        return f"{_field_like(t // 60, m['h'])}{m['sep']}{t % 60:02d}"
+    half = m["half"]
+    start = (int(m["h12"]) % 12 + (12 if half.strip().lower() == "p" else 0)) * 60 + int(m["m12"] or 0)
+    t = (start + (minutes if m["m12"] else 60 * max(1, minutes // 60))) % 1440
+    hour = t // 60 % 12 or 12
+    letter = "a" if t < 720 else "p"
+    shown = half[:-1] + (letter.upper() if half[-1].isupper() else letter)
+    clock = _field_like(hour, m["h12"]) + (f"{m['sep12']}{t % 60:02d}" if m["m12"] else "")
+    return clock + shown + m["tail"]
 
 
 def _field_like(value: int, like: str) -> str:
@@ -551,9 +569,7 @@ def shift_dates(surface: str, days: int, minutes: int, day_first: bool = True,
     for m in _TIME_RE.finditer(surface):
         if any(a < m.end() and m.start() < b for a, b in taken):
             continue
-        t = (int(m["h"]) * 60 + int(m["m"]) + minutes) % 1440
-        sur = f"{_field_like(t // 60, m['h'])}{m['sep']}{t % 60:02d}"
-        parts.append(DatePart(m.start(), m.end(), m.group(), sur, "other"))
+        parts.append(DatePart(m.start(), m.end(), m.group(), _shifted_time(m, minutes), "other"))
     if not parts:
         return surface, []
     parts.sort(key=lambda p: p.start)

@@ -42,7 +42,7 @@ nephrology gastroenterology urology orthopaedics orthopedics paediatrics pediatr
 gynecology psychiatry dermatology endocrinology haematology hematology rheumatology pulmonology ophthalmology
 icu itu hdu picu gp
 nbm pca prn tds qds nocte dnacpr dnar copd ckd ccf htn t2dm gord uti dvt cva sob apgar nihss meld curb-65
-phq-9 gad-7 mmse moca bmi ecog msk pmh pmhx psh hpc hpi outpatient outpatients inpatient inpatients hypo
+phq-9 gad-7 mmse moca bmi ecog msk pmh pmhx psh hpc hpi outpatient outpatients inpatient inpatients hypo obs
 celsius fahrenheit centigrade
 """.split())
 # Procedures and diagnoses named by their Greek, Latin and English endings ("hemicolectomy", "cholecystitis",

@@ -37,13 +37,25 @@ def elif var const lambda void bool boolean str int async await println printf s
 # SQL's keywords, written in capitals as queries are: evidence of code ("SELECT first_name, last_name FROM ...")
 SQL_KEYWORDS = frozenset("""
 SELECT FROM WHERE JOIN INSERT UPDATE DELETE INTO VALUES GROUP ORDER HAVING DISTINCT LIMIT CREATE TABLE ALTER DROP
-COUNT SUM AVG MIN MAX COALESCE CONCAT CAST ROUND UPPER LOWER
+COUNT SUM AVG MIN MAX COALESCE CONCAT CAST ROUND UPPER LOWER DESC ASC
 """.split())
 
 
 def _parts(identifier: str) -> List[str]:
     """The lower-case words of a snake_case or camelCase identifier ("catalogItemId" -> catalog, item, id)."""
     return [p.lower() for chunk in identifier.split("_") for p in _PART.findall(chunk)]
+
+
+# words of SQL's clauses that are keywords only beside the ones above ("GROUP BY", "ORDER BY name DESC")
+_SQL_GLUE = frozenset("BY AS ON AND OR NOT NULL IS IN INNER LEFT RIGHT OUTER FULL SET LIKE BETWEEN UNION ALL".split())
+
+
+def sql_phrase(surface: str) -> bool:
+    """Whether ``surface`` is only SQL keywords in capitals, one of them more than glue ("GROUP BY", "ORDER BY"):
+    a clause of a query a model read as a name."""
+    words = surface.split()
+    return bool(words) and all(w in SQL_KEYWORDS or w in _SQL_GLUE for w in words) \
+        and any(w in SQL_KEYWORDS for w in words)
 
 
 def code_identifier(text: str, start: int, end: int) -> bool:

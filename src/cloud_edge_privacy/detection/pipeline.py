@@ -15,7 +15,7 @@ from ..spans import Span, find_surface, non_space_run
 from ..vocabulary import GREETINGS, MONTH_ABBREVIATIONS, MONTHS, RELATIVE_TIME_WORDS, TITLES, WEEKDAYS
 from .normalize import Normalized, normalize
 from .clinical import drug_names
-from .code_context import code_identifier
+from .code_context import code_identifier, sql_phrase
 from .free_text import translation_language
 from .public_parties import drop_public_parties, is_public_institution, named_public_body
 from .recognizer import Reads, identifying, priorities, run_recognizer, spec_of
@@ -381,7 +381,7 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
     "the month of May") is a date: masked as one, and not copied onto the text's other Decembers; an amount with its
     multiplier's letter ("120k") is an amount.  A model's single
     everyday lower-case word before a colon, determiner or pronoun is a verb ("polish my CV"), and goes."""
-    from ..lexicon import english_zipf, everyday_lower_word, known_names
+    from ..lexicon import english_stop_words, english_zipf, everyday_lower_word, known_names
 
     out: List[Span] = []
     for span in spans:
@@ -409,8 +409,15 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
                 and english_zipf(surface.lower()) >= 3.5:
             continue
         if _relative_time(surface, span.category) or code_identifier(text, s, e) or _CONSTANT.fullmatch(surface) \
-                or named_public_body(surface) or surface.lower() in _IDENTIFIER_TYPES:
+                or named_public_body(surface) or surface.lower() in _IDENTIFIER_TYPES or sql_phrase(surface) \
+                or _FREQUENCY.fullmatch(surface):
             continue  # "NHS" of a model's "NHS no. 485 777 3456" is no amount, nor "IBAN" a place
+        clock = _CLOCK.match(surface)
+        if span.category != "DATETIME" and clock and all(
+                w in english_stop_words() for w in surface[clock.end():].lower().split()):
+            # "by 8:15am" read as a place: a time of day, given a time's surrogate
+            out.append(Span(s, s + clock.end(), "DATETIME", span.score, span.source))
+            continue
         if span.category in _WORDLIKE and span.source.split(":")[0] in _MODELS and everyday_lower_word(surface) \
                 and _VERB_OBJECT.match(text, e):
             continue  # "please polish my CV", "polish: the paragraph below": a verb, not a nationality or a name
@@ -430,6 +437,10 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
 _SHORT_AMOUNT = re.compile(r"\d{1,4}(?:[.,]\d{1,2})?\s?(?:k|K|m|M|bn|BN)")
 
 
+# a time of day ("8:15am", "10.30 a.m.", "4pm", "14:20")
+_CLOCK = re.compile(r"(?:(?:1[0-2]|0?[1-9])(?:[:.][0-5]\d)?\s?(?i:[ap]\.?m\.?)|(?:[01]?\d|2[0-3])[:.][0-5]\d)(?!\w)")
+# how often, which dates nothing ("4-hourly", "twice-daily")
+_FREQUENCY = re.compile(r"(?i:(?:\d{1,2}|once|twice)[- ]?(?:hourly|daily|weekly|monthly))")
 # a quarter of no year ("in Q2") and a program's or an error's hex constant ("error 0x80070005"; not a 40-digit wallet)
 _CONSTANT = re.compile(r"Q[1-4]|0x[0-9A-Fa-f]{1,16}")
 # what follows a verb and never a nationality or a name typed in lower case: a colon, a determiner or a pronoun
@@ -477,6 +488,9 @@ def _without_glue_segments(text: str, s: int, e: int) -> Tuple[int, int]:
 _ATOMIC_IDENTIFIERS = tuple(f"structured:{k}" for k in (
     "email", "phone", "iban", "card", "ssn", "nino", "ip", "handle", "number", "id_number", "plate"))
 _URL_SOURCES = ("structured:url", "structured:domain")
+# numeric dates, exact too: a model's name or organisation reaching over one is cut around it ("DOB 02/05/1948" of
+# "Derek Holloway (DOB 02/05/1948" was an organisation), while its own dates and times keep them
+_NUMERIC_DATES = frozenset(("regex:date_numeric", "regex:date_iso"))
 
 
 def clip_at_identifiers(text: str, spans: Sequence[Span]) -> List[Span]:
@@ -488,12 +502,14 @@ def clip_at_identifiers(text: str, spans: Sequence[Span]) -> List[Span]:
     letter."""
     atoms = [(s.start, s.end, False) for s in spans if s.source.startswith(_ATOMIC_IDENTIFIERS)]
     atoms += [non_space_run(text, s.start, s.end) + (True,) for s in spans if s.source.startswith(_URL_SOURCES)]
-    if not atoms:
+    dates = sorted((s.start, s.end, False) for s in spans if s.source in _NUMERIC_DATES)
+    if not atoms and not dates:
         return list(spans)
     atoms.sort()
     out: List[Span] = []
     for span in spans:
-        inside = [a for a in atoms if a[0] < span.end and span.start < a[1]]
+        around = atoms if span.category == "DATETIME" else sorted(atoms + dates)
+        inside = [a for a in around if a[0] < span.end and span.start < a[1]]
         if not inside or span.source.startswith(("structured", SECRET_PREFIX)):
             out.append(span)
             continue
@@ -506,9 +522,11 @@ def clip_at_identifiers(text: str, spans: Sequence[Span]) -> List[Span]:
             pos = max(pos, b)
         if pos < span.end:
             pieces.append((pos, span.end))
+        by_date = all(a in dates for a in inside)
         for a, b in pieces:
             piece = tidy_span(text, Span(a, b, span.category, span.score, span.source))
-            if piece is not None and not _identifier_label(text, piece.start, piece.end):
+            if piece is not None and not _identifier_label(text, piece.start, piece.end) \
+                    and not (by_date and _everyday_words(text[piece.start:piece.end])):
                 kept.append((piece.start, piece.end))
         # parts only blank apart stay one span ("Lecture%204.pdf" is "Lecture 4.pdf" once normalized)
         joined: List[List[int]] = []
@@ -715,6 +733,15 @@ def _identifier_label(text: str, start: int, end: int) -> bool:
             if k and text[k - 1] not in '.!?:"“(':
                 return False
     return True
+
+
+def _everyday_words(surface: str) -> bool:
+    """Everyday words in any case and in no name list, without a digit ("Time" of "[25/06/2023] Time")."""
+    from ..lexicon import everyday_lower_word, known_names
+
+    words = [w.lower() for w in _LETTERS.findall(surface)]
+    return bool(words) and not any(c.isdigit() for c in surface) and all(
+        everyday_lower_word(w) and w not in known_names() for w in words)
 
 
 def _glue(surface: str) -> bool:
