@@ -929,7 +929,7 @@ def test_a_date_of_birth_a_time_of_day_a_query_clause_and_obs_are_what_they_are(
     import re
 
     from cloud_edge_privacy.detection.code_context import sql_phrase
-    from cloud_edge_privacy.detection.pipeline import clip_at_identifiers, trim_kept
+    from cloud_edge_privacy.detection.pipeline import clip_at_identifiers, times_of_day
 
     text = "patient Derek Holloway (DOB 02/05/1948, hospital no. RX4471923) fell. [25/06/2023] Time 11:27"
     clipped = clip_at_identifiers(text, _spans_of(text, ("DOB 02/05/1948", "ORG", "tab_ner:ORG"),
@@ -941,9 +941,10 @@ def test_a_date_of_birth_a_time_of_day_a_query_clause_and_obs_are_what_they_are(
     # the label and the everyday word go, the dates stay, and a model's own date keeps its words
     assert got == [("02/05/1948", "DATETIME"), ("02/05/1948, hospital", "DATETIME"), ("25/06/2023", "DATETIME")]
     said = "be there by 8:15am on Monday, or 10.30 a.m. at the latest"
-    kept = trim_kept(said, _spans_of(said, ("8:15am on", "LOC", "learned:LOC"), ("10.30 a.m.", "ORG", "tab_ner:ORG")))
-    assert sorted((said[s.start:s.end], s.category) for s in kept) == [("10.30 a.m.", "DATETIME"),
-                                                                      ("8:15am", "DATETIME")]
+    kept = times_of_day(said, _spans_of(said, ("8:15am on", "LOC", "learned:LOC"), ("10.30 a.m.", "ORG", "tab_ner:ORG"),
+                                        ("Monday, or 10", "LOC", "tab_ner:LOC")))
+    assert sorted((said[s.start:s.end], s.category) for s in kept) == [
+        ("10.30 a.m.", "DATETIME"), ("8:15am", "DATETIME"), ("Monday, or 10", "LOC")]
     assert sql_phrase("GROUP BY") and sql_phrase("DESC") and not sql_phrase("AND") and not sql_phrase("Group By")
 
     os.environ.setdefault("CEP_SECRET_KEY", "ab" * 32)

@@ -369,6 +369,23 @@ def _without_trade_terms(text: str, spans: List[Span]) -> List[Span]:
     return out
 
 
+def times_of_day(text: str, spans: Sequence[Span]) -> List[Span]:
+    """A model's place, organisation, code or name that is a time of day, with stop words after it at most ("by
+    8:15am on" read as a place), is that time: masked as a date, given a time's surrogate, and not trimmed as words
+    first ("15am")."""
+    from ..lexicon import english_stop_words
+
+    out: List[Span] = []
+    for span in spans:
+        surface = text[span.start:span.end]
+        clock = _CLOCK.match(surface) if span.category != "DATETIME" and span.source.split(":")[0] in _MODELS \
+            else None
+        if clock and all(w in english_stop_words() for w in surface[clock.end():].lower().split()):
+            span = Span(span.start, span.start + clock.end(), "DATETIME", span.score, span.source)
+        out.append(span)
+    return out
+
+
 def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
     """Kept model spans without a comma, colon or unmatched bracket at their edges ("Ola Nordmann (" -> the
     name), a date, amount or code without the sentence's full stop ("12 June."), and no code that is one everyday
@@ -381,7 +398,7 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
     "the month of May") is a date: masked as one, and not copied onto the text's other Decembers; an amount with its
     multiplier's letter ("120k") is an amount.  A model's single
     everyday lower-case word before a colon, determiner or pronoun is a verb ("polish my CV"), and goes."""
-    from ..lexicon import english_stop_words, english_zipf, everyday_lower_word, known_names
+    from ..lexicon import english_zipf, everyday_lower_word, known_names
 
     out: List[Span] = []
     for span in spans:
@@ -412,12 +429,6 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
                 or named_public_body(surface) or surface.lower() in _IDENTIFIER_TYPES or sql_phrase(surface) \
                 or _FREQUENCY.fullmatch(surface):
             continue  # "NHS" of a model's "NHS no. 485 777 3456" is no amount, nor "IBAN" a place
-        clock = _CLOCK.match(surface)
-        if span.category != "DATETIME" and clock and all(
-                w in english_stop_words() for w in surface[clock.end():].lower().split()):
-            # "by 8:15am" read as a place: a time of day, given a time's surrogate
-            out.append(Span(s, s + clock.end(), "DATETIME", span.score, span.source))
-            continue
         if span.category in _WORDLIKE and span.source.split(":")[0] in _MODELS and everyday_lower_word(surface) \
                 and _VERB_OBJECT.match(text, e):
             continue  # "please polish my CV", "polish: the paragraph below": a verb, not a nationality or a name
@@ -916,7 +927,7 @@ class Detector:
             spans = self.decider.keep(text, spans)  # type: ignore[attr-defined]
         spans = drop_lone_ordinary_words(text, spans)
         spans = _without_trade_terms(text, spans)
-        spans = split_long_spans(text, spans)
+        spans = times_of_day(text, split_long_spans(text, spans))
         spans = trim_kept(text, trim_lower_case_edges(text, split_at_joining_words(text, clip_at_identifiers(text,
                                                                                                        spans))))
         spans = propagate_mentions(text, spans, propagated=self.propagated, priority=self.priority,
