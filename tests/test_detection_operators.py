@@ -960,3 +960,34 @@ def test_a_date_of_birth_a_time_of_day_a_query_clause_and_obs_are_what_they_are(
     assert not any(v in out for v in ("Derek", "Holloway", "02/05/1948", "RX4471923", "8:15am"))
     assert re.search(r"\(DOB \d{2}/\d{2}/\d{4}, hospital no\. [A-Z]{2}\d{7}\)", out), out
     assert re.search(r"Obs stable\. Please reply by \d{1,2}:\d{2}[ap]m\.$", out), out
+
+
+def test_a_councillor_a_planning_reference_and_a_school_keep_their_kind():
+    """Typed as a user (session 23): "Cllr J. Morgan" went out as "Christina E. Woods", the planning reference
+    "23/01187/FUL for" as "KRISTA gill" (a model's code with the "for" after it, voted a person by a piece, "FUL")
+    and "St Mary's Primary School" as "Rosalie Louise's Sarah Kallert" (a person to the TAB NER)."""
+    import os
+    import re
+
+    from cloud_edge_privacy.detection.pipeline import merge_spans, trim_kept
+
+    text = "application 23/01187/FUL for an extension; St Mary's Primary School; ref HL-20931."
+    kept = trim_kept(text, _spans_of(text, ("23/01187/FUL for", "QUANTITY", "tab_ner:QUANTITY")))
+    assert [text[s.start:s.end] for s in kept] == ["23/01187/FUL"]
+    merged = merge_spans(_spans_of(text, ("23/01187/FUL", "PERSON", "encoder:PERSON"),
+                                   ("St Mary's Primary School", "PERSON", "tab_ner:PERSON"),
+                                   ("HL-20931", "LOC", "encoder:LOC")), text=text)
+    assert sorted((text[s.start:s.end], s.category) for s in merged) == [
+        ("23/01187/FUL", "CODE"), ("HL-20931", "CODE"), ("St Mary's Primary School", "ORG")]
+    assert [s.category for s in merge_spans(_spans_of(text, ("extension", "LOC", "encoder:LOC")), text=text)] \
+        == ["LOC"]
+
+    os.environ.setdefault("CEP_SECRET_KEY", "ab" * 32)
+    from cloud_edge_privacy import Gateway
+
+    out = Gateway("pseudonym").protect(
+        "Present: Cllr J. Morgan (Chair). Item 4: planning application 23/01187/FUL for a rear extension was "
+        "approved.").text
+    assert re.match(r"Present: Cllr [A-Z]\. \S+ \(Chair\)\. Item 4: planning application \d\d/\d{5}/[A-Z]{3} for a "
+                    r"rear extension was approved\.$", out), out
+    assert "Morgan" not in out and "01187" not in out

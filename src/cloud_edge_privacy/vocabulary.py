@@ -46,7 +46,7 @@ TITLES: FrozenSet[str] = frozenset({
     # offices and ranks written before a name ("Councillor Sarah Hughes" went out as three surrogate names)
     "councillor", "councilor", "senator", "mayor", "governor", "sergeant", "sgt", "constable", "inspector",
     "detective", "captain", "capt", "lieutenant", "colonel", "reverend", "rev", "pastor", "rabbi", "imam",
-    "bishop"})
+    "bishop", "cllr", "insp", "supt", "cpl", "pte"})
 # Words of times relative to now or to no date ("yesterday", "next month", "every morning"): a time made only of
 # them dates nothing (TAB's annotators never mark one; its durations carry a number: "five years").
 RELATIVE_TIME_WORDS: FrozenSet[str] = frozenset({

@@ -16,7 +16,7 @@ from ..vocabulary import GREETINGS, MONTH_ABBREVIATIONS, MONTHS, RELATIVE_TIME_W
 from .normalize import Normalized, normalize
 from .clinical import drug_names
 from .code_context import code_identifier, sql_phrase
-from .free_text import translation_language
+from .free_text import institution_name, translation_language
 from .public_parties import drop_public_parties, is_public_institution, named_public_body
 from .recognizer import Reads, identifying, priorities, run_recognizer, spec_of
 from .structured import SECRET_PREFIX, outside_public_host
@@ -45,7 +45,10 @@ def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] =
     which a model called a place).  A union of month and weekday names only is a date when a recognizer says so
     ("Monday", which a model called a place), and a place of month or weekday names names no union ("$89.99 twice
     in March", where the gazetteer knows a town called March), nor does a name without letters (the "2016-2019" a
-    model's "University of Leeds (2016-2019" left once cut).  When the best span is a model's, the recognizers
+    model's "University of Leeds (2016-2019" left once cut).  A union that is one word of digits and letters joined
+    by slashes or hyphens is a code, whatever a model called it (the planning reference "23/01187/FUL" was a person,
+    then a place), and a person whose last word is an institution's ("School", "Hospital") an organisation.  When
+    the best span is a model's, the recognizers
     that read the union whole vote for its category; a name-list word covering only part of a union does not name
     it when another span covers the whole (:func:`_names_name_part`: "Greenfield Primary in Bristol", "Mayo
     Clinic"), and a lone first name of the lists votes with those that read the union whole ("Texas").  ``text``:
@@ -93,12 +96,20 @@ def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] =
                              and not any(c.isalpha() for c in text[s.start:s.end]))]
                 if named:
                     best = max(named, key=rank)
-            merged.append(Span(group[0].start, end, best.category, max(s.score for s in group), best.source))
+            category = best.category
+            if text is not None and category in ("PERSON", "LOC", "ORG") and _REFERENCE.fullmatch(
+                    text[group[0].start:end]):
+                category = "CODE"
+            elif text is not None and category == "PERSON" and institution_name(text[group[0].start:end]):
+                category = "ORG"  # "St Mary's Primary School" was a person to the TAB NER
+            merged.append(Span(group[0].start, end, category, max(s.score for s in group), best.source))
         if span is not None:
             group, end = [span], span.end
     return merged
 
 
+# a reference: digits and letters joined by slashes or hyphens, two digits at least ("23/01187/FUL", "HL-20931")
+_REFERENCE = re.compile(r"(?=(?:[^\d]*\d){2})(?=.*[A-Za-z])[A-Za-z0-9]+(?:[/-][A-Za-z0-9]+)+")
 _DATE_WORD = re.compile(r"(?:" + "|".join(MONTHS + MONTH_ABBREVIATIONS + WEEKDAYS) + r")\.?", re.IGNORECASE)
 
 
@@ -369,6 +380,22 @@ def _without_trade_terms(text: str, spans: List[Span]) -> List[Span]:
     return out
 
 
+def _without_edge_stop_words(text: str, s: int, e: int) -> Tuple[int, int]:
+    """``[s, e)`` without the lower-case stop words at its edges, when something with a digit is left."""
+    from ..lexicon import english_stop_words
+
+    words = [(m.start(), m.end()) for m in re.finditer(r"\S+", text[s:e])]
+    if not words:
+        return s, e
+    while len(words) > 1 and text[s + words[-1][0]:s + words[-1][1]] in english_stop_words():
+        words.pop()
+    while len(words) > 1 and text[s + words[0][0]:s + words[0][1]] in english_stop_words():
+        words.pop(0)
+    if not any(c.isdigit() for c in text[s + words[0][0]:s + words[-1][1]]):
+        return s, e
+    return s + words[0][0], s + words[-1][1]
+
+
 def times_of_day(text: str, spans: Sequence[Span]) -> List[Span]:
     """A model's place, organisation, code or name that is a time of day, with stop words after it at most ("by
     8:15am on" read as a place), is that time: masked as a date, given a time's surrogate, and not trimmed as words
@@ -412,7 +439,9 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
             e -= 1
         if span.category in _WORDLIKE:
             s, e = _without_glue_segments(text, s, e)
-        elif e - s > 1 and text[e - 1] == ".":
+        elif span.category in ("CODE", "QUANTITY") and span.source.split(":")[0] in _MODELS:
+            s, e = _without_edge_stop_words(text, s, e)  # "23/01187/FUL for": the reference, not the "for"
+        if span.category not in _WORDLIKE and e - s > 1 and text[e - 1] == ".":
             e -= 1  # the sentence's full stop after a date, amount or code ("12 June."); an abbreviation's stays beside
             # the surrogate, which reads as well ("Sept." -> "December.")
         web = outside_public_host(text, s, e)
