@@ -991,3 +991,47 @@ def test_a_councillor_a_planning_reference_and_a_school_keep_their_kind():
     assert re.match(r"Present: Cllr [A-Z]\. \S+ \(Chair\)\. Item 4: planning application \d\d/\d{5}/[A-Z]{3} for a "
                     r"rear extension was approved\.$", out), out
     assert "Morgan" not in out and "01187" not in out
+
+
+def test_a_cover_letter_an_email_and_a_cv_line_keep_their_words():
+    """Typed as a user (session 23): "Dear Hiring Manager" went out as "Dear Charlotte Williams", "the Data Analyst
+    role" with "Data" as a company, "MSc in Data Science" with the subject as a company, "the University of
+    Edinburgh and I'm joining Skyscanner" as one organisation, "the Teams link" with "link" as one, a pasted
+    message's "Subject:" as a nationality and its closing quote inside a surrogate, "UAN 3434-..." with its label
+    as a name, "2018-2021 Customer Service Advisor, Tesco Extra, Leeds - handled" with the job as a company, the
+    store as an amount's placeholder and "- handled" as a company.  Names, places, companies and numbers are still
+    masked; a lower-case product ("facebook ads manager", annotated once) is no job."""
+    import os
+
+    from cloud_edge_privacy.detection.pipeline import merge_spans, split_long_spans, tidy_span, trim_kept
+
+    text = ('Dear Hiring Manager, the Data Analyst role; MSc in Data Science; the facebook ads manager; '
+            '"Hi, I\'m Ben" - handled. Dear Parents and Carers. UAN 1234')
+    at = lambda s, cat="ORG", src="tab_ner:ORG": _spans_of(text, (s, cat, src))  # noqa: E731
+    for surface in ("Manager", "Data", "Data Science", "Carers", "UAN"):
+        assert trim_kept(text, at(surface)) == [], surface
+    assert [text[s.start:s.end] for s in trim_kept(text, at("facebook ads manager"))] == ["facebook ads manager"]
+    assert text[slice(*_extent(tidy_span(text, at('Ben"', "PERSON", "spacy:PERSON")[0])))] == "Ben"
+    assert text[slice(*_extent(tidy_span(text, at("- handled")[0])))] == "handled"
+    said = "the University of Edinburgh and I'm joining Skyscanner as a graduate engineer in September"
+    pieces = split_long_spans(said, _spans_of(said, (said[4:], "ORG", "tab_ner:ORG")))
+    assert [said[s.start:s.end] for s in pieces] == ["University of Edinburgh", "Skyscanner", "September"]
+    store = "Advisor, Tesco Extra, Leeds"
+    merged = merge_spans(_spans_of(store, ("Tesco Extra", "QUANTITY", "tab_ner:QUANTITY"),
+                                   ("Tesco Extra", "ORG", "encoder:ORG")), text=store)
+    assert [s.category for s in merged] == ["ORG"]
+
+    os.environ.setdefault("CEP_SECRET_KEY", "ab" * 32)
+    from cloud_edge_privacy import Gateway
+
+    gw = Gateway("pseudonym")
+    out = gw.protect('Reply: "From: james.whitaker@fastmail.com Subject: Overdue payment. I\'ll send the Teams link. '
+                     'Thanks, James"').text
+    assert out.startswith('Reply: "From: ') and " Subject: Overdue payment. I'll send the Teams link. Thanks, " in out
+    assert out.endswith('"') and "james" not in out.lower()
+    out = gw.protect("Dear Hiring Manager, I am applying for the Data Analyst role at Brightwater Energy.").text
+    assert out.startswith("Dear Hiring Manager, I am applying for the Data Analyst role at ") and "Brightwater" not in out
+
+
+def _extent(span):
+    return span.start, span.end

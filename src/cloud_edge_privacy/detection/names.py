@@ -191,7 +191,10 @@ _NOT_NAMES_AFTER_CUE = frozenset(("team", "all", "everyone", "there", "again", "
                                   "i", "i'm", "i’m", "im", "i've", "i’ve", "i'll", "i’ll", "i'd", "i’d", "we",
                                   "we're", "we’re",
                                   # "my employee ID is", "my patient number": what the cue's word is asked about
-                                  "id", "pin", "number", "no", "code", "ref", "reference", "account", "details"))
+                                  "id", "pin", "number", "no", "code", "ref", "reference", "account", "details",
+                                  # "Dear Hiring Manager", "Dear Recruiter": a role, not a name
+                                  "hiring", "recruiter", "recruiting", "recruitment", "admissions", "selection",
+                                  "parents", "parent", "residents", "applicant", "candidate", "committee", "panel"))
 _PAIR_AND = re.compile(r"(?<![\w&])([A-Z][a-z]{2,})\s?(?:&|and)\s?([A-Z][a-z]{2,})(?![\w&])")
 # Verbs and prepositions after which a lower-case list name is a person ("cc rachel", "ask dr ng").
 _WEAK_CUE = re.compile(r"(?i)(?<![\w])(?:reply to|write to|send (?:it )?to|cc|bcc|ask|tell|text|ping|email|pick up|"

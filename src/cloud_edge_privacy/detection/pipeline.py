@@ -47,7 +47,8 @@ def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] =
     in March", where the gazetteer knows a town called March), nor does a name without letters (the "2016-2019" a
     model's "University of Leeds (2016-2019" left once cut).  A union that is one word of digits and letters joined
     by slashes or hyphens is a code, whatever a model called it (the planning reference "23/01187/FUL" was a person,
-    then a place), and a person whose last word is an institution's ("School", "Hospital") an organisation.  When
+    then a place), a person whose last word is an institution's ("School", "Hospital") an organisation, and an
+    amount with no digit what an identifying span in it says ("Tesco Extra").  When
     the best span is a model's, the recognizers
     that read the union whole vote for its category; a name-list word covering only part of a union does not name
     it when another span covers the whole (:func:`_names_name_part`: "Greenfield Primary in Bristol", "Mayo
@@ -102,6 +103,14 @@ def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] =
                 category = "CODE"
             elif text is not None and category == "PERSON" and institution_name(text[group[0].start:end]):
                 category = "ORG"  # "St Mary's Primary School" was a person to the TAB NER
+            elif text is not None and category == "QUANTITY" and not any(
+                    c.isdigit() for c in text[group[0].start:end]) and not _currency_only(text[group[0].start:end]):
+                # an amount with no number ("Tesco Extra" cut from a model's "2021 ... Tesco Extra"): what the
+                # others that read it call it, if they name it
+                named = [s for s in group if s.category in ident]
+                if named:
+                    best = max(named, key=rank)
+                    category = best.category
             merged.append(Span(group[0].start, end, category, max(s.score for s in group), best.source))
         if span is not None:
             group, end = [span], span.end
@@ -287,6 +296,14 @@ def tidy_span(text: str, span: Span) -> Optional[Span]:
         s += 1
     while e > s and (text[e - 1].isspace() or text[e - 1] in _EDGE_SYMBOLS or unicodedata.category(text[e - 1]) == "So"):
         e -= 1
+    while s < e and text[s] in "-–—" and s + 1 < e and text[s + 1].isspace():  # a list's dash ("- handled")
+        s += 1
+        while s < e and text[s].isspace():
+            s += 1
+    if e > s and text[e - 1] in '"”' and not any(c in '"“' for c in text[s:e - 1]):
+        e -= 1  # the closing quote of a quoted message ("... Thanks, Ben\"")
+    if e > s and text[s] in '"“' and not any(c in '"”' for c in text[s + 1:e]):
+        s += 1
     if span.category == "CODE":
         s, e = _code_core(text, s, e)
     elif span.category in _WORDLIKE and 0 < s < e - 1 and text[s - 1] in "'’" and text[s] in "sS" \
@@ -321,12 +338,16 @@ def _header_label(text: str, s: int, e: int) -> bool:
     word = text[s:e]
     if not (word.isalpha() and word[:1].isupper() and word[1:].islower()) or not text.startswith(":", e):
         return False
+    if word.lower() in _MAIL_HEADERS and _HEADER_BEFORE.search(text, text.rfind("\n", 0, s) + 1, s):
+        return True  # "From: ... Subject: ...", a message's headers pasted on one line
     i = s
     while i > 0 and text[i - 1] in " \t>":
         i -= 1
     return (i == 0 or text[i - 1] == "\n") and everyday_lower_word(word.lower())
 
 
+_MAIL_HEADERS = frozenset(("from", "to", "cc", "bcc", "subject", "sent", "date"))
+_HEADER_BEFORE = re.compile(r"\b(?:From|To|Cc|Bcc|Subject|Sent|Date):")
 _CONTRACTED = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")  # "I’m", "you're"
 # the speaker, the reader, a question's word and its auxiliary verb name nobody in any case ("I’m", "Why I", "How do")
 _PRONOUNS = frozenset("""
@@ -456,7 +477,7 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
             continue
         if _relative_time(surface, span.category) or code_identifier(text, s, e) or _CONSTANT.fullmatch(surface) \
                 or named_public_body(surface) or surface.lower() in _IDENTIFIER_TYPES or sql_phrase(surface) \
-                or _FREQUENCY.fullmatch(surface):
+                or _FREQUENCY.fullmatch(surface) or _greeted_role(text, s, e) or _occupation(text, s, e, span.category):
             continue  # "NHS" of a model's "NHS no. 485 777 3456" is no amount, nor "IBAN" a place
         if span.category in _WORDLIKE and span.source.split(":")[0] in _MODELS and everyday_lower_word(surface) \
                 and _VERB_OBJECT.match(text, e):
@@ -628,6 +649,7 @@ def split_at_joining_words(text: str, spans: Sequence[Span]) -> List[Span]:
 
 
 _TOKEN = re.compile(r"[\w'’-]+")
+_FIRST_PERSON = re.compile(r"^I(?=$|['’](?:m|ve|ll|d)$)")
 
 LONG_SPAN_WORDS = 5
 _SPLIT = _WORDLIKE + ("DATETIME", "QUANTITY")  # "2027 Intro to Cybersecurity, TryHackme - December 2023 ..."
@@ -658,7 +680,7 @@ def split_long_spans(text: str, spans: Sequence[Span]) -> List[Span]:
 
         def plain(a: int, b: int, zipf: float = EVERYDAY_ZIPF) -> bool:
             """A stop word or an everyday lower-case word that no shorter span covers."""
-            w = text[a:b]
+            w = _FIRST_PERSON.sub("i", text[a:b])
             return not any(o.start <= a and b <= o.end for o in others) and not any(c.isdigit() for c in w) and (
                 w.lower() in english_stop_words() or everyday_lower_word(w, zipf))
 
@@ -669,7 +691,8 @@ def split_long_spans(text: str, spans: Sequence[Span]) -> List[Span]:
 
         for m in _PIECE_BREAK.finditer(text, span.start, span.end):
             mark(m.start(), m.end())
-        loose = [everyday_lower_word(text[a:b]) and plain(a, b) for a, b in words]
+        # the pronoun "I" is a lower-case word here ("University of Edinburgh and I'm joining Skyscanner")
+        loose = [everyday_lower_word(_FIRST_PERSON.sub("i", text[a:b])) and plain(a, b) for a, b in words]
         for k, (a, b) in enumerate(words):
             if loose[k] and ((k > 0 and loose[k - 1]) or (k + 1 < len(words) and loose[k + 1])):
                 mark(a, b)
@@ -748,7 +771,8 @@ def _plain_tail(text: str, words: Sequence[Tuple[int, int]], end: int, covered: 
 
 
 # what an identifier is, written before it ("IBAN PT50 ...", "SSN 078-05-1120", "DOB 03/04/1971")
-_IDENTIFIER_TYPES = frozenset(("iban", "bic", "ssn", "nino", "mrn", "dob", "vat", "ein", "id"))
+_IDENTIFIER_TYPES = frozenset(("iban", "bic", "ssn", "nino", "mrn", "dob", "vat", "ein", "id", "uan", "utr", "pnr",
+                               "uci"))
 
 
 def _identifier_label(text: str, start: int, end: int) -> bool:
@@ -775,13 +799,49 @@ def _identifier_label(text: str, start: int, end: int) -> bool:
     return True
 
 
-def _everyday_words(surface: str) -> bool:
-    """Everyday words in any case and in no name list, without a digit ("Time" of "[25/06/2023] Time")."""
+# a salutation, and a word before the greeted one ("Dear Hiring Manager", "Dear Parents and Carers")
+_SALUTATION = re.compile(r"(?i:\b(?:dear|hi|hello|hey)\s+(?:[a-z]+\s+(?:(?:and|&)\s+)?)?)$")
+
+
+# words that only name an occupation, and a degree before its subject
+_JOB_WORDS = frozenset("""analyst analysts engineer engineers manager managers advisor adviser advisors advisers officer
+officers assistant assistants consultant consultants developer developers director directors coordinator
+co-ordinator specialist specialists administrator administrators technician technicians nurse nurses teacher teachers
+lecturer designer designers accountant accountants executive executives representative representatives clerk
+supervisor supervisors intern interns scientist scientists researcher researchers""".split())
+_JOB_AFTER = re.compile(r"\s+([A-Za-z-]+)")
+_DEGREE = re.compile(r"(?:\b(?:BSc|MSc|BA|MA|MEng|BEng|PhD|MBA|MPhil|LLB|LLM|HND|degree|diploma|certificate)\s+"
+                     r"(?:\(Hons\)\s+)?(?:(?i:in|of)\s+)?)$")
+
+
+def _occupation(text: str, start: int, end: int, category: str) -> bool:
+    """A model's name, organisation or place of everyday words in no name list that is an occupation ("Customer
+    Service Advisor"), the start of one ("Data" of "Data Analyst role") or a degree's subject ("MSc in Data
+    Science", "BSc Nursing"): none identifies anyone."""
+    if category not in _WORDLIKE or text[start:end].islower() or not _everyday_words(text[start:end]):
+        return False  # in lower case, a product's ("facebook ads manager") as much as a job's
+    after = _JOB_AFTER.match(text, end)
+    return text[start:end].split()[-1].lower() in _JOB_WORDS or bool(after and after.group(1).lower() in _JOB_WORDS) \
+        or bool(_DEGREE.search(text[max(0, start - 30):start]))
+
+
+def _greeted_role(text: str, start: int, end: int) -> bool:
+    """A salutation's everyday words in no name list: "Dear Hiring Team", "Dear Recruiter" name no one."""
+    from ..lexicon import ORDINARY_ZIPF
+
+    return bool(_SALUTATION.search(text[max(0, start - 30):start])) \
+        and _everyday_words(text[start:end], ORDINARY_ZIPF)
+
+
+def _everyday_words(surface: str, zipf: Optional[float] = None) -> bool:
+    """Everyday words in any case and in no name list, without a digit ("Time" of "[25/06/2023] Time");
+    ``zipf``: how common a word must be (default: ``everyday_lower_word``'s)."""
     from ..lexicon import everyday_lower_word, known_names
 
     words = [w.lower() for w in _LETTERS.findall(surface)]
     return bool(words) and not any(c.isdigit() for c in surface) and all(
-        everyday_lower_word(w) and w not in known_names() for w in words)
+        (everyday_lower_word(w) if zipf is None else everyday_lower_word(w, zipf)) and w not in known_names()
+        for w in words)
 
 
 def _glue(surface: str) -> bool:

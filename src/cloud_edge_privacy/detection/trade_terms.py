@@ -37,6 +37,10 @@ _TECH_PHRASES = re.compile(r"\bPower\s?BI\b|\bC\+\+|\bC#|(?-i:(?<![\w.])\.NET|\b
                            r"\bVisual Studio(?: Code)?\b|"
                            r"\bVS ?Code\b|\bMicrosoft (?:Excel|Word|PowerPoint|Outlook|Teams|Office|365)\b|"
                            r"\bGoogle (?:Sheets|Docs|Slides|Drive|Analytics)\b|\bObjective-C\b|"
+                           # a meeting tool before what it holds ("the Teams link", "a Zoom call"; "Slack" and "Zoom"
+                           # alone can be names)
+                           r"(?-i:\b(?:MS )?Teams|\bZoom|\bSlack|\bGoogle Meet) (?i:link|call|meeting|invite|chat|"
+                           r"channel|message|workspace|thread)s?\b|"
                            # an exception's class ("KeyError", "NullPointerException") and an error code of the
                            # C library ("ECONNRESET"), as a traceback or a log prints them
                            r"(?-i:\b[A-Z][A-Za-z]*(?:Error|Exception|Warning)\b|\b(?:"
