@@ -1006,9 +1006,9 @@ def test_a_cover_letter_an_email_and_a_cv_line_keep_their_words():
     from cloud_edge_privacy.detection.pipeline import merge_spans, split_long_spans, tidy_span, trim_kept
 
     text = ('Dear Hiring Manager, the Data Analyst role; MSc in Data Science; the facebook ads manager; '
-            '"Hi, I\'m Ben" - handled. Dear Parents and Carers. UAN 1234')
+            '"Hi, I\'m Ben" - handled. Dear Parents and Carers. UAN 1234; BSc Nursing')
     at = lambda s, cat="ORG", src="tab_ner:ORG": _spans_of(text, (s, cat, src))  # noqa: E731
-    for surface in ("Manager", "Data", "Data Science", "Carers", "UAN"):
+    for surface in ("Manager", "Data", "Data Science", "Carers", "UAN", "BSc Nursing"):
         assert trim_kept(text, at(surface)) == [], surface
     assert [text[s.start:s.end] for s in trim_kept(text, at("facebook ads manager"))] == ["facebook ads manager"]
     assert text[slice(*_extent(tidy_span(text, at('Ben"', "PERSON", "spacy:PERSON")[0])))] == "Ben"

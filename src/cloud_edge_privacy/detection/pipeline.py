@@ -810,14 +810,18 @@ co-ordinator specialist specialists administrator administrators technician tech
 lecturer designer designers accountant accountants executive executives representative representatives clerk
 supervisor supervisors intern interns scientist scientists researcher researchers""".split())
 _JOB_AFTER = re.compile(r"\s+([A-Za-z-]+)")
-_DEGREE = re.compile(r"(?:\b(?:BSc|MSc|BA|MA|MEng|BEng|PhD|MBA|MPhil|LLB|LLM|HND|degree|diploma|certificate)\s+"
-                     r"(?:\(Hons\)\s+)?(?:(?i:in|of)\s+)?)$")
+_DEGREES = r"BSc|MSc|BA|MA|MEng|BEng|PhD|MBA|MPhil|LLB|LLM|HND"
+_DEGREE = re.compile(rf"(?:\b(?:{_DEGREES}|degree|diploma|certificate)\s+(?:\(Hons\)\s+)?(?:(?i:in|of)\s+)?)$")
+_DEGREE_FIRST = re.compile(rf"(?:{_DEGREES})\s+(?:\(Hons\)\s+)?(?:(?i:in|of)\s+)?")
 
 
 def _occupation(text: str, start: int, end: int, category: str) -> bool:
     """A model's name, organisation or place of everyday words in no name list that is an occupation ("Customer
     Service Advisor"), the start of one ("Data" of "Data Analyst role") or a degree's subject ("MSc in Data
     Science", "BSc Nursing"): none identifies anyone."""
+    degree = _DEGREE_FIRST.match(text, start, end)
+    if degree and category in _WORDLIKE and _everyday_words(text[degree.end():end]):
+        return True  # "BSc Nursing"
     if category not in _WORDLIKE or text[start:end].islower() or not _everyday_words(text[start:end]):
         return False  # in lower case, a product's ("facebook ads manager") as much as a job's
     after = _JOB_AFTER.match(text, end)
