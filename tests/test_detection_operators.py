@@ -1011,6 +1011,8 @@ def test_a_cover_letter_an_email_and_a_cv_line_keep_their_words():
     for surface in ("Manager", "Data", "Data Science", "Carers", "UAN", "BSc Nursing"):
         assert trim_kept(text, at(surface)) == [], surface
     assert [text[s.start:s.end] for s in trim_kept(text, at("facebook ads manager"))] == ["facebook ads manager"]
+    titled = "ask Teacher Yolanda"  # an occupation as a name's title stays with the name
+    assert len(trim_kept(titled, _spans_of(titled, ("Teacher", "PERSON", "spacy:PERSON")))) == 1
     assert text[slice(*_extent(tidy_span(text, at('Ben"', "PERSON", "spacy:PERSON")[0])))] == "Ben"
     assert text[slice(*_extent(tidy_span(text, at("- handled")[0])))] == "handled"
     said = "the University of Edinburgh and I'm joining Skyscanner as a graduate engineer in September"

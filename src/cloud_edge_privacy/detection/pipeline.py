@@ -48,12 +48,12 @@ def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] =
     model's "University of Leeds (2016-2019" left once cut).  A union that is one word of digits and letters joined
     by slashes or hyphens is a code, whatever a model called it (the planning reference "23/01187/FUL" was a person,
     then a place), a person whose last word is an institution's ("School", "Hospital") an organisation, and an
-    amount with no digit what an identifying span in it says ("Tesco Extra").  When
-    the best span is a model's, the recognizers
-    that read the union whole vote for its category; a name-list word covering only part of a union does not name
-    it when another span covers the whole (:func:`_names_name_part`: "Greenfield Primary in Bristol", "Mayo
-    Clinic"), and a lone first name of the lists votes with those that read the union whole ("Texas").  ``text``:
-    the text the spans are of; without it, only an identifying span reaching beyond the best one counts."""
+    amount with no digit what an identifying span in it says ("Tesco Extra").  When the best span is a model's,
+    the recognizers that read the union whole vote for its category; a name-list word covering only part of a union
+    does not name it when another span covers the whole (:func:`_names_name_part`: "Greenfield Primary in Bristol",
+    "Mayo Clinic"), and a lone first name of the lists votes with those that read the union whole ("Texas").
+    ``text``: the text the spans are of; without it, only an identifying span reaching beyond the best one
+    counts."""
     from .catalog import all_identifying, all_priorities
 
     table = all_priorities() if priority is None else priority
@@ -825,6 +825,8 @@ def _occupation(text: str, start: int, end: int, category: str) -> bool:
     if category not in _WORDLIKE or text[start:end].islower() or not _everyday_words(text[start:end]):
         return False  # in lower case, a product's ("facebook ads manager") as much as a job's
     after = _JOB_AFTER.match(text, end)
+    if after and after.group(1)[:1].isupper() and after.group(1).lower() not in _JOB_WORDS:
+        return False  # an occupation as a name's title ("Teacher Yolanda", an annotated unit)
     return text[start:end].split()[-1].lower() in _JOB_WORDS or bool(after and after.group(1).lower() in _JOB_WORDS) \
         or bool(_DEGREE.search(text[max(0, start - 30):start]))
 
