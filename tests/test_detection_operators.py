@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from cloud_edge_privacy.desensitization import apply_replacements, get_operator, list_operators
@@ -926,7 +928,6 @@ def test_a_date_of_birth_a_time_of_day_a_query_clause_and_obs_are_what_they_are(
     "DESC" of a query as people, "Obs stable" as a nationality and "obs due 4-hourly" with a placeholder.  The
     name, the date and the hospital number are still masked; the date and the time get surrogates of their kind."""
     import os
-    import re
 
     from cloud_edge_privacy.detection.code_context import sql_phrase
     from cloud_edge_privacy.detection.pipeline import clip_at_identifiers, times_of_day
@@ -967,7 +968,6 @@ def test_a_councillor_a_planning_reference_and_a_school_keep_their_kind():
     "23/01187/FUL for" as "KRISTA gill" (a model's code with the "for" after it, voted a person by a piece, "FUL")
     and "St Mary's Primary School" as "Rosalie Louise's Sarah Kallert" (a person to the TAB NER)."""
     import os
-    import re
 
     from cloud_edge_privacy.detection.pipeline import merge_spans, trim_kept
 
@@ -1037,3 +1037,32 @@ def test_a_cover_letter_an_email_and_a_cv_line_keep_their_words():
 
 def _extent(span):
     return span.start, span.end
+
+
+def test_a_ward_handover_keeps_its_clinical_words_and_bed_numbers_apart_from_names():
+    """Typed as a user (session 23): "bed 12 - Mr Ahmed" went out as "bed Nienke - Mr Poole" (one amount to the TAB
+    NER), "IV co-amoxiclav" as "IV co-sjostrand", "on IV tazocin" as "on US schweitzer", "lap chole" as "lap
+    nilsson", "G2P1" as "L9S1", "EF 35%" as an organisation and "repeat U&Es" as "repeat Borman Groep".  The names
+    and the record number are still masked."""
+    import os
+
+    from cloud_edge_privacy.detection.clinical import measurements
+    from cloud_edge_privacy.detection.pipeline import split_at_spaced_dash
+    from cloud_edge_privacy.detection.trade_terms import trade_word
+
+    assert all(trade_word(w) for w in ("AF", "EF", "co-amoxiclav", "tazocin", "IV", "chole", "G2P1", "g3p2+1"))
+    said = "repeat U&Es in 1 week"
+    assert [said[a:b] for a, b in measurements(said)] == ["U&Es"]
+    text = "bed 12 - Mr Ahmed; held 10 - 12 May; Smith - Jones"
+    pieces = split_at_spaced_dash(text, _spans_of(text, ("12 - Mr Ahmed", "QUANTITY", "tab_ner:QUANTITY"),
+                                                  ("10 - 12 May", "DATETIME", "tab_ner:DATETIME"),
+                                                  ("Smith - Jones", "ORG", "tab_ner:ORG")))
+    assert sorted(text[s.start:s.end] for s in pieces) == ["10 - 12 May", "12", "Mr Ahmed", "Smith - Jones"]
+
+    os.environ.setdefault("CEP_SECRET_KEY", "ab" * 32)
+    from cloud_edge_privacy import Gateway
+
+    out = Gateway("pseudonym").protect("Handover: bed 12 - Mr Ahmed, post-op day 2 lap chole, on IV tazocin and "
+                                       "co-amoxiclav. Known AF, EF 35%, G2P1. Repeat U&Es. MRN 7730142.").text
+    assert "Ahmed" not in out and "7730142" not in out and re.search(r"bed \d+ - Mr \S+, post-op", out), out
+    assert "lap chole, on IV tazocin and co-amoxiclav." in out and "EF 35%, G2P1. Repeat U&Es." in out, out

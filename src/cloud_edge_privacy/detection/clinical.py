@@ -43,8 +43,10 @@ gynecology psychiatry dermatology endocrinology haematology hematology rheumatol
 icu itu hdu picu gp
 nbm pca prn tds qds nocte dnacpr dnar copd ckd ccf htn t2dm gord uti dvt cva sob apgar nihss meld curb-65
 phq-9 gad-7 mmse moca bmi ecog msk pmh pmhx psh hpc hpi outpatient outpatients inpatient inpatients hypo obs
-celsius fahrenheit centigrade
+celsius fahrenheit centigrade af ef aki tia echo chole iv amoxiclav co-amoxiclav tazocin augmentin
 """.split())
+# an obstetric history ("G2P1", "G3P2+1")
+_OBSTETRIC = re.compile(r"g\d{1,2}p\d{1,2}(?:\+\d{1,2})?")
 # Procedures and diagnoses named by their Greek, Latin and English endings ("hemicolectomy", "cholecystitis",
 # "anaemia", "chickenpox")
 _MEDICAL_ENDING = re.compile(r"[a-z]{2,}(?:(?:ectom|otom|ostom|plast|scop)(?:y|ies)|(?:itis|aemia|algia|opathy)s?|pox)")
@@ -66,7 +68,7 @@ _AFTER_ANALYTE = re.compile(
     r"(?i)\b(?:" + "|".join(sorted((re.escape(t) for t in CLINICAL_TERMS), key=len, reverse=True))
     + rf"|bp|hr|rr|temp|na|k|cr|ph)\b\s?(?:of|was|is|at|:|=)?\s?{_RANGE}\s?%?(?!\w)")
 # ECG leads and segments ("V4-V6", "ST depression"), CT scans ("CT abdomen"; "CT" alone may be Connecticut)
-_TESTS = re.compile(r"\bV[1-6](?:\s?[-–]\s?V[1-6])?\b|\bST[- ](?:segment|elevation|depression)s?\b|"
+_TESTS = re.compile(r"\bV[1-6](?:\s?[-–]\s?V[1-6])?\b|\bST[- ](?:segment|elevation|depression)s?\b|\bU&Es?\b|"
                     r"\bCT\s(?:scan|abdomen|head|chest|thorax|pelvis|brain|angiogram|angiography|KUB)\b")
 
 
@@ -89,7 +91,7 @@ def clinical_word(word: str) -> bool:
     """A drug (in no person-name list), analyte, test, score, specialty, ward abbreviation, record label or a
     procedure or diagnosis by its ending, in any case."""
     low = word.lower()
-    return low in CLINICAL_TERMS or low in RECORD_LABELS or low in drug_names() \
+    return low in CLINICAL_TERMS or low in RECORD_LABELS or low in drug_names() or _OBSTETRIC.fullmatch(low) is not None \
         or (_MEDICAL_ENDING.fullmatch(low) is not None and low not in known_names())
 
 

@@ -417,6 +417,29 @@ def _without_edge_stop_words(text: str, s: int, e: int) -> Tuple[int, int]:
     return s + words[0][0], s + words[-1][1]
 
 
+def split_at_spaced_dash(text: str, spans: Sequence[Span]) -> List[Span]:
+    """A model's span of a number and a name with a spaced dash between them ("12 - Mr Ahmed" of "bed 12 - Mr
+    Ahmed", one amount to the TAB NER) is its two sides, each tidied: the union would send the bed's number inside
+    the name's surrogate.  A range ("10 - 12 May") is a date's, and stays whole."""
+    out: List[Span] = []
+    for span in spans:
+        m = _SPACED_DASH.search(text, span.start, span.end)
+        sides = [(span.start, m.start()), (m.end(), span.end)] if m else []
+        if not m or span.category == "DATETIME" or span.source.split(":")[0] not in _MODELS \
+                or not any(text[a:b].strip().isdigit() for a, b in sides) \
+                or not any(c.isalpha() for a, b in sides for c in text[a:b]):
+            out.append(span)
+            continue
+        for a, b in sides:
+            piece = tidy_span(text, Span(a, b, span.category, span.score, span.source))
+            if piece is not None:
+                out.append(piece)
+    return out
+
+
+_SPACED_DASH = re.compile(r"\s[-–—]\s")
+
+
 def times_of_day(text: str, spans: Sequence[Span]) -> List[Span]:
     """A model's place, organisation, code or name that is a time of day, with stop words after it at most ("by
     8:15am on" read as a place), is that time: masked as a date, given a time's surrogate, and not trimmed as words
@@ -1022,7 +1045,7 @@ class Detector:
             spans = self.decider.keep(text, spans)  # type: ignore[attr-defined]
         spans = drop_lone_ordinary_words(text, spans)
         spans = _without_trade_terms(text, spans)
-        spans = times_of_day(text, split_long_spans(text, spans))
+        spans = times_of_day(text, split_at_spaced_dash(text, split_long_spans(text, spans)))
         spans = trim_kept(text, trim_lower_case_edges(text, split_at_joining_words(text, clip_at_identifiers(text,
                                                                                                        spans))))
         spans = propagate_mentions(text, spans, propagated=self.propagated, priority=self.priority,
