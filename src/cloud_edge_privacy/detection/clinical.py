@@ -43,7 +43,7 @@ gynecology psychiatry dermatology endocrinology haematology hematology rheumatol
 icu itu hdu picu gp
 nbm pca prn tds qds nocte dnacpr dnar copd ckd ccf htn t2dm gord uti dvt cva sob apgar nihss meld curb-65
 phq-9 gad-7 mmse moca bmi ecog msk pmh pmhx psh hpc hpi outpatient outpatients inpatient inpatients hypo obs
-celsius fahrenheit centigrade af ef aki tia echo chole iv amoxiclav co-amoxiclav tazocin augmentin
+celsius fahrenheit centigrade af ef chole iv amoxiclav co-amoxiclav tazocin augmentin
 """.split())
 # an obstetric history ("G2P1", "G3P2+1")
 _OBSTETRIC = re.compile(r"g\d{1,2}p\d{1,2}(?:\+\d{1,2})?")
