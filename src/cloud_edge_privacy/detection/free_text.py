@@ -138,13 +138,13 @@ _AMP_ORG = re.compile(rf"(?<![\w&])[A-Za-z]{{1,5}}&[A-Za-z]{{1,5}}(?![\w&])(?:\s
                       rf"{_INSTITUTION}))?")
 # An institution word with no name ("Software engineer", "Hospital staff", "Bank holidays") names no organisation.
 _BARE_INSTITUTION = re.compile(rf"(?:{_INSTITUTION})")
-_ENDS_IN_INSTITUTION = re.compile(rf".*\b(?:{_INSTITUTION})")
+_ENDS_IN_INSTITUTION = re.compile(rf"\b(?:{_INSTITUTION})\Z")
 
 
 def institution_name(surface: str) -> bool:
     """Whether ``surface`` ends with an institution word ("St Mary's Primary School", "Parkside Surgery"): an
     organisation, whoever read it as a person."""
-    return bool(_ENDS_IN_INSTITUTION.fullmatch(surface.strip()))
+    return bool(_ENDS_IN_INSTITUTION.search(surface.strip()))
 
 
 _AMP_NOT_ORG = frozenset(("r&d", "q&a", "b&b", "p&l", "m&a", "r&b", "s&p", "f&b", "t&c", "t&cs", "d&i", "c&i"))

@@ -347,7 +347,7 @@ def _header_label(text: str, s: int, e: int) -> bool:
 
 
 _MAIL_HEADERS = frozenset(("from", "to", "cc", "bcc", "subject", "sent", "date"))
-_HEADER_BEFORE = re.compile(r"\b(?:From|To|Cc|Bcc|Subject|Sent|Date):")
+_HEADER_BEFORE = re.compile(r"\b(?:" + "|".join(sorted(h.capitalize() for h in _MAIL_HEADERS)) + r"):")
 _CONTRACTED = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")  # "I’m", "you're"
 # the speaker, the reader, a question's word and its auxiliary verb name nobody in any case ("I’m", "Why I", "How do")
 _PRONOUNS = frozenset("""
@@ -590,9 +590,10 @@ def clip_at_identifiers(text: str, spans: Sequence[Span]) -> List[Span]:
     if not atoms and not dates:
         return list(spans)
     atoms.sort()
+    with_dates = sorted(atoms + dates)
     out: List[Span] = []
     for span in spans:
-        around = atoms if span.category == "DATETIME" else sorted(atoms + dates)
+        around = atoms if span.category == "DATETIME" else with_dates
         inside = [a for a in around if a[0] < span.end and span.start < a[1]]
         if not inside or span.source.startswith(("structured", SECRET_PREFIX)):
             out.append(span)
@@ -842,16 +843,20 @@ def _occupation(text: str, start: int, end: int, category: str) -> bool:
     """A model's name, organisation or place of everyday words in no name list that is an occupation ("Customer
     Service Advisor"), the start of one ("Data" of "Data Analyst role") or a degree's subject ("MSc in Data
     Science", "BSc Nursing"): none identifies anyone."""
+    if category not in _WORDLIKE:
+        return False
     degree = _DEGREE_FIRST.match(text, start, end)
-    if degree and category in _WORDLIKE and _everyday_words(text[degree.end():end]):
+    if degree and _everyday_words(text[degree.end():end]):
         return True  # "BSc Nursing"
-    if category not in _WORDLIKE or text[start:end].islower() or not _everyday_words(text[start:end]):
+    if text[start:end].islower():
         return False  # in lower case, a product's ("facebook ads manager") as much as a job's
     after = _JOB_AFTER.match(text, end)
-    if after and after.group(1)[:1].isupper() and after.group(1).lower() not in _JOB_WORDS:
+    job_after = bool(after) and after.group(1).lower() in _JOB_WORDS
+    if after and after.group(1)[:1].isupper() and not job_after:
         return False  # an occupation as a name's title ("Teacher Yolanda", an annotated unit)
-    return text[start:end].split()[-1].lower() in _JOB_WORDS or bool(after and after.group(1).lower() in _JOB_WORDS) \
-        or bool(_DEGREE.search(text[max(0, start - 30):start]))
+    # the cheap tests first: this runs on every kept span
+    return (text[start:end].split()[-1].lower() in _JOB_WORDS or job_after
+            or bool(_DEGREE.search(text[max(0, start - 30):start]))) and _everyday_words(text[start:end])
 
 
 def _greeted_role(text: str, start: int, end: int) -> bool:
