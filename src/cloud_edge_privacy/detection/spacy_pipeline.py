@@ -11,8 +11,9 @@ the most frequent English words (and their capitalised forms) once, when it is l
 wins back most of what the zones cost (what is left, 3-4% of the gateway's p50, is in docs/detection.md).  A
 word's features are computed from its string, so what the model reads, and the spans, do not change.
 
-The models' layer products run in ONNX Runtime rather than in thinc's bundled BLIS (see :mod:`.products`), and
-their entity recognizers decode through :class:`.greedy_ner.GreedyNer` (the same spans, the products batched).
+The models' layer products run in ONNX Runtime rather than in thinc's bundled BLIS (see :mod:`.products`), their
+embeddings' first product is made once, at load (:mod:`.embed_tables`), and their entity recognizers decode through
+:class:`.greedy_ner.GreedyNer` (the same spans, the products batched).
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import threading
 import weakref
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, TypeVar
 
+from .embed_tables import use_embed_tables
 from .greedy_ner import GreedyNer
 from .products import use_ort_products
 
@@ -35,6 +37,7 @@ class SpacyPipeline:
     def __init__(self, nlp: Any, frequent_words: int = FREQUENT_WORDS) -> None:
         self.nlp = nlp
         use_ort_products(nlp)
+        use_embed_tables(nlp)
         self._decoders = greedy_decoders(nlp)
         self._lock = threading.Lock()
         # a child forked while another thread reads would inherit the lock held, for ever
