@@ -57,26 +57,32 @@ def test_whitespace_tolerant_surface_regex():
 
 
 def test_find_surface_finds_what_the_surface_pattern_finds():
-    """Co-reference and the guard's case test find a form without compiling a pattern; the same matches, on
-    random texts of letters, digits, underscores, hyphens, whitespace and a non-ASCII letter (which takes the
-    pattern's path), in both cases."""
+    """Co-reference and the egress guard find a form without compiling a pattern; the same matches, on random
+    texts of letters, digits, underscores, hyphens, whitespace (a no-break and a thin space too), non-ASCII letters
+    and digits, and the characters whose case folding differs (the dotted and dotless i, the long s, the Kelvin
+    sign), in both cases, with word or digit edges."""
     import random
     import re
 
-    from cloud_edge_privacy.spans import find_surface, surface_pattern
+    from cloud_edge_privacy.spans import find_surface
+    from cloud_edge_privacy.vocabulary import tolerant_body
 
     rng = random.Random(11)
     checked = 0
     for _ in range(20_000):
-        text = "".join(rng.choice("aAbB _-\n\t.1é") for _ in range(rng.randint(0, 25)))
-        surface = "".join(rng.choice("aAbB -1_\n") for _ in range(rng.randint(1, 6)))
+        text = "".join(rng.choice("aAbBkKsSiI _-\n\t.1éÉ\u00a0\u2009\u0663\u0130\u0131\u017f\u212a")
+                       for _ in range(rng.randint(0, 25)))
+        surface = "".join(rng.choice("aAbBkKsSiI -1_\néÉ\u0663") for _ in range(rng.randint(1, 6)))
         if not surface.split():
             continue
         for ignore_case in (False, True):
-            want = [m.span() for m in surface_pattern(surface, re.IGNORECASE if ignore_case else 0).finditer(text)]
-            assert find_surface(text, surface, ignore_case) == want, (text, surface, ignore_case)
-            checked += bool(want)
-    assert checked > 1000  # the texts did contain the surfaces
+            for digits in (False, True):
+                edges = (r"(?<!\d)", r"(?!\d)") if digits else (r"(?<!\w)", r"(?!\w)")
+                pattern = re.compile(edges[0] + tolerant_body(surface) + edges[1], re.IGNORECASE if ignore_case else 0)
+                want = [m.span() for m in pattern.finditer(text)]
+                assert find_surface(text, surface, ignore_case, digits) == want, (text, surface, ignore_case, digits)
+                checked += bool(want)
+    assert checked > 4000  # the texts did contain the surfaces
 
 
 def test_find_surface_on_a_name_across_a_line_break():

@@ -44,8 +44,8 @@ from ..detection.catalog import all_identifying
 from ..detection.places import everyday_organisation, everyday_place_word
 from .gateway import ProtectedFields
 from ..lexicon import common_name_word, mostly_lower_case, ordinary_word
-from ..spans import Span
-from ..vocabulary import TITLES, tolerant_body
+from ..spans import Span, find_surface
+from ..vocabulary import TITLES
 
 IDENTIFYING = all_identifying()  # PERSON, CODE, ORG, LOC: what the registered recognizers declare identifying
 _WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
@@ -104,15 +104,15 @@ def _ordinary_person(surface: str, common: Set[str]) -> bool:
     return bool(_WORD.findall(surface)) and not _needle_tokens(surface, common)
 
 
-def _pattern(rule: str, value: str, case_sensitive: bool) -> "re.Pattern[str]":
-    body = tolerant_body(value)
-    edge = r"(?<!\d)" if rule == "code_digits" else r"(?<!\w)"
-    tail = r"(?!\d)" if rule == "code_digits" else r"(?!\w)"
-    return re.compile(edge + body + tail, 0 if case_sensitive else re.IGNORECASE)
+def _find(rule: str, value: str, case_sensitive: bool, text: str) -> List[Tuple[int, int]]:
+    """Every place ``value`` is written in ``text``: on word edges, or digit edges for a code's digits
+    (``find_surface``: the matches of the pattern ``(?<!\w)value(?!\w)``, tolerant of whitespace, without
+    compiling one per value and request)."""
+    return find_surface(text, value, ignore_case=not case_sensitive, digits=rule == "code_digits")
 
 
-def _needles(prot: ProtectedFields, common: Set[str]) -> List[Tuple[str, str, "re.Pattern[str]", bool]]:
-    """(rule, category, pattern, case sensitive) for every identifier the profile found."""
+def _needles(prot: ProtectedFields, common: Set[str]) -> List[Tuple[str, str, str, bool]]:
+    """(rule, category, value, case sensitive) for every identifier the profile found."""
     seen: Set[Tuple[str, str]] = set()
     out = []
     for s in prot.spans:
@@ -142,7 +142,7 @@ def _needles(prot: ProtectedFields, common: Set[str]) -> List[Tuple[str, str, "r
             if key in seen:
                 continue
             seen.add(key)
-            out.append((rule, s.category, _pattern(rule, value, exact), exact))
+            out.append((rule, s.category, value, exact))
     return out
 
 
@@ -247,10 +247,11 @@ def check_egress(prot: ProtectedFields, structured: Optional[Any] = None,
     for i, (text, regions) in enumerate(zip(prot.fields, prot.untouched)):
         for lo, hi in regions:
             part = text[lo:hi]
-            for rule, cat, pat, exact in needles:
-                m = pat.search(part)
-                if m:
-                    findings.append(Finding(f"{rule}_in_clear", cat, i, _fp(m.group()), m.group(), exact))
+            for rule, cat, value, exact in needles:
+                found = _find(rule, value, exact, part)
+                if found:
+                    seen = part[found[0][0]:found[0][1]]
+                    findings.append(Finding(f"{rule}_in_clear", cat, i, _fp(seen), seen, exact))
     clock.lap("rule1")
     # 2. replacements of direct identifiers that still carry a piece of the original
     for span, new in ([] if randomized_release else prot.replaced):
@@ -320,21 +321,22 @@ def repair_spans(prot: ProtectedFields, findings: Sequence[Finding]) -> Optional
         return not any(x < b and a < y for x, y in taken[max(0, j - 8):j]) and \
             not any(s.start < b and a < s.end for s in out)
 
-    done: Set[str] = set()
+    done: Set[Tuple[str, bool, Tuple[str, ...]]] = set()
     for f in findings:
         value = f.value.strip()
         if f.rule not in REPAIRABLE_RULES or not value:
             return None
-        pat = _pattern("code_digits" if f.rule == "code_digits_in_clear" else "text", value, f.case_sensitive)
-        if f"{pat.flags}:{pat.pattern}" in done:  # the same value found again (another field, another rule)
+        rule = "code_digits" if f.rule == "code_digits_in_clear" else "text"
+        key = (rule, f.case_sensitive, tuple(value.split()))
+        if key in done:  # the same value found again (another field, another rule)
             continue
-        done.add(f"{pat.flags}:{pat.pattern}")
+        done.add(key)
         added = False
-        for m in pat.finditer(prot.joined):
-            if free(m.start(), m.end()):
-                out.append(Span(m.start(), m.end(), f.category, 1.0, f"guard_repair:{f.rule}"))
+        for a, b in _find(rule, value, f.case_sensitive, prot.joined):
+            if free(a, b):
+                out.append(Span(a, b, f.category, 1.0, f"guard_repair:{f.rule}"))
                 added = True
-            elif any(s.start <= m.start() and m.end() <= s.end for s in out):
+            elif any(s.start <= a and b <= s.end for s in out):
                 added = True  # inside a longer value this repair already masks ("Quist" in "Halvard Quist")
         if not added:
             return None
