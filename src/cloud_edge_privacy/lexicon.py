@@ -3,9 +3,11 @@ common words that are also names, and English word frequencies (wordfreq).  Read
 from __future__ import annotations
 
 import importlib
+import math
 import pkgutil
+import re
 from functools import lru_cache
-from typing import FrozenSet, Iterable, List, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Tuple
 
 
 def _names_of(provider: type, kind: str) -> List[str]:
@@ -104,16 +106,45 @@ COMMON_NAME_WORDS = {
 }
 
 
+_CJK = re.compile("[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3]")
+
+
 def is_cjk(s: str) -> bool:
-    return any("\u3040" <= c <= "\u30ff" or "\u4e00" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7a3" for c in s)
+    """Whether ``s`` holds a Kana, Han or Hangul character."""
+    return _CJK.search(s) is not None
+
+
+def zipf_of(word: str, lang: str) -> float:
+    """wordfreq's ``zipf_frequency(word, lang)``.  A word of lower-case ASCII letters is its own only token in
+    every language here, so it is looked up in wordfreq's table and rounded as wordfreq rounds it (the same
+    value, tests/test_lexicon.py); wordfreq's tokenizer, which that spares, was most of a lookup's 20-40 us, and
+    the name recognizers look up every new word of a prompt."""
+    from wordfreq import zipf_frequency
+
+    if not (word.isascii() and word.isalpha() and word.islower()):
+        return zipf_frequency(word, lang)
+    freq = _frequencies(lang).get(word)
+    if freq is None:
+        return _ZIPF_OF_UNKNOWN
+    freq = max(1.0 / (1.0 / freq), _UNKNOWN_FREQ)  # wordfreq combines its tokens' frequencies this way
+    return round(math.log(round(freq, math.floor(-math.log(freq, 10)) + 3), 10) + 9, 2)
+
+
+_UNKNOWN_FREQ = 1e-9  # wordfreq's zipf_to_freq(0): the minimum zipf_frequency passes on
+_ZIPF_OF_UNKNOWN = round(math.log(_UNKNOWN_FREQ, 10) + 9, 2)
+
+
+@lru_cache(maxsize=None)
+def _frequencies(lang: str) -> Dict[str, float]:
+    from wordfreq import get_frequency_dict
+
+    return get_frequency_dict(lang, "best")
 
 
 @lru_cache(maxsize=16384)
 def english_zipf(word: str) -> float:
     """How common a word is in English (wordfreq's Zipf scale: 0 unknown, 3 rare, 6 very common)."""
-    from wordfreq import zipf_frequency
-
-    return zipf_frequency(word, "en")
+    return zipf_of(word, "en")
 
 
 # Other languages whose common words are no unknown word (wordfreq's large lists): French, German, Spanish,
@@ -125,9 +156,7 @@ OTHER_LANGUAGES = ("fr", "de", "es", "it", "pt", "nl")
 def common_in_another_language(word: str, zipf: float = 3.0) -> bool:
     """Whether ``word`` is at least ``zipf`` common in one of :data:`OTHER_LANGUAGES` ("réparation",
     "folgendem"), so not a name or handle that English does not know."""
-    from wordfreq import zipf_frequency
-
-    return any(zipf_frequency(word, lang) >= zipf for lang in OTHER_LANGUAGES)
+    return any(zipf_of(word, lang) >= zipf for lang in OTHER_LANGUAGES)
 
 
 # wordfreq's Zipf scale: a word at least this common in English that is in no list of names is an ordinary word.
