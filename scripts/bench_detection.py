@@ -11,10 +11,11 @@ presets, and the ratio is taken round by round.
 
 The presets' spaCy models run their layer products in ONNX Runtime (``detection/products.py``: thinc's bundled BLIS
 has only a generic kernel on recent AMD CPUs), their embeddings' first product is made at load
-(``detection/embed_tables.py``), and their entity recognizers decode through ``detection/greedy_ner.py`` (the
-products of states with no entity open batched).  The baseline is spaCy as installed; so that the like-for-like
-figure is there too, spaCy's full pipeline is also timed with the same products and embedding tables and its NER
-decoded the same way (its parser cannot be), and each preset's ratio to that is printed after the table.
+(``detection/embed_tables.py``), their window encoders multiply in int8 (``detection/int8_encoders.py``), and their
+entity recognizers decode through ``detection/greedy_ner.py`` (the products of states with no entity open
+batched).  The baseline is spaCy as installed; so that the like-for-like figure is there too, spaCy's full pipeline
+is also timed with the same products, embedding tables and int8 encoder and its NER decoded the same way (its parser
+cannot be), and each preset's ratio to that is printed after the table.
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from typing import Dict, List
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from cloud_edge_privacy.detection import build_detector  # noqa: E402
 from cloud_edge_privacy.detection.embed_tables import use_embed_tables  # noqa: E402
+from cloud_edge_privacy.detection.int8_encoders import use_int8_encoders  # noqa: E402
 from cloud_edge_privacy.detection.products import use_ort_products  # noqa: E402
 from cloud_edge_privacy.detection.spacy_pipeline import greedy_decoders, pipe  # noqa: E402
 from cloud_edge_privacy.detection.spacy_recognizer import DEFAULT_MODEL  # noqa: E402
@@ -60,6 +62,7 @@ def main() -> None:
     full_ort = spacy.load(DEFAULT_MODEL)
     use_ort_products(full_ort)
     use_embed_tables(full_ort)
+    use_int8_encoders(full_ort)
     ort_decoders = greedy_decoders(full_ort)
     list(pipe(full_ort, texts[:2], ort_decoders))
     names = [n for n in args.detectors.split(",") if n]
@@ -101,15 +104,15 @@ def main() -> None:
     med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
     print(f"| spaCy en_core_web_sm (full pipeline) | {med(speed['spacy_full']):,.0f} | 1.00 | "
           f"{pct(lat['spacy_full'], .5):.1f} | {pct(lat['spacy_full'], .95):.1f} | | | |")
-    print(f"| spaCy en_core_web_sm (full pipeline, products in ONNX Runtime, embedding tables, NER by GreedyNer) | "
+    print(f"| spaCy en_core_web_sm (full pipeline, products in ONNX Runtime, embedding tables, int8 encoder, NER by GreedyNer) | "
           f"{med(speed['spacy_full_ort']):,.0f} | "
           f"{med(like['spacy_full_ort']):.2f} ({min(like['spacy_full_ort']):.2f}) | | | | | |")
     for n in names:
         sc = combine(score_document(g, [[s.start, s.end, ""] for s in sp]) for g, sp in zip(golds, spans_by_name[n]))
         print(f"| {n} | {med(speed[n]):,.0f} | {med(ratios[n]):.2f} ({min(ratios[n]):.2f}) | {pct(lat[n], .5):.1f} | "
               f"{pct(lat[n], .95):.1f} | {sc['ER_di']:.3f} | {sc['ER_qi']:.3f} | {sc['token_precision']:.3f} |")
-    print("\nlike for like, x spaCy's full pipeline with its products in ONNX Runtime, embedding tables and its NER "
-          "decoded as the presets' (median, min): "
+    print("\nlike for like, x spaCy's full pipeline as the presets' (products, embedding "
+          "tables, int8 encoder, NER decoder) (median, min): "
           + ", ".join(f"{n} {med(like[n]):.2f} ({min(like[n]):.2f})" for n in names))
     print("\nshare of each preset's time per recognizer (summed over rounds; a recognizer declared concurrent runs on a "
           "worker thread beside the others, and its share is the time the detector waited for it):")

@@ -41,15 +41,15 @@ def _plan(layer: Any) -> Optional[Tuple[Any, List[Tuple[int, int, Any]], Any, in
     """(feature extractor, [(column, seed, table)], bias, nO, nP, layer norm) where ``layer`` is spaCy's
     ``extract_features >> list2ragged >> with_array(concatenate(hashembeds)) >> with_array(maxout >> layernorm
     >> dropout) >> ragged2list``; None for any other layer."""
-    parts = _chain(layer)
+    parts = chain_leaves(layer)
     names = [p.name for p in parts]
     if len(parts) != 5 or names[0] != "extract_features" or names[1] != "list2ragged" or names[4] != "ragged2list":
         return None
     concat, head = parts[2].layers, parts[3].layers
     if len(concat) != 1 or concat[0].name.split("|")[0] != "ints-getitem>>hashembed" or len(head) != 1:
         return None
-    embeds = [_chain(c) for c in concat[0].layers]
-    head_parts = _chain(head[0])
+    embeds = [chain_leaves(c) for c in concat[0].layers]
+    head_parts = chain_leaves(head[0])
     if not embeds or any(len(e) != 2 or e[1].name != "hashembed" for e in embeds) \
             or [p.name for p in head_parts] != ["maxout", "layernorm", "dropout"]:
         return None
@@ -69,11 +69,11 @@ def _plan(layer: Any) -> Optional[Tuple[Any, List[Tuple[int, int, Any]], Any, in
     return parts[0], tables, bias, nO, nP, norm
 
 
-def _chain(layer: Any) -> List[Any]:
+def chain_leaves(layer: Any) -> List[Any]:
     """The layers a (nested) ``chain`` runs in order; ``[layer]`` for any other layer."""
     if layer._func.__module__ != "thinc.layers.chain":
         return [layer]
-    return [leaf for child in layer.layers for leaf in _chain(child)]
+    return [leaf for child in layer.layers for leaf in chain_leaves(child)]
 
 
 def _forward(features: Any, tables: Sequence[Tuple[int, int, Any]], bias: Any, nO: int, nP: int,
@@ -85,7 +85,7 @@ def _forward(features: Any, tables: Sequence[Tuple[int, int, Any]], bias: Any, n
         ids = features.predict(docs)
         lengths = [len(x) for x in ids]
         if not sum(lengths):
-            return [ops.alloc2f(0, nO) for _ in docs], _no_backprop
+            return [ops.alloc2f(0, nO) for _ in docs], inference_only
         rows = ops.xp.concatenate(ids)
         Y = numpy.empty((rows.shape[0], nO * nP), dtype=numpy.float32)
         Y[...] = bias
@@ -94,10 +94,11 @@ def _forward(features: Any, tables: Sequence[Tuple[int, int, Any]], bias: Any, n
             Y += ops.gather_add(table, ops.hash(column_ids, seed) % table.shape[0])
         best, _ = ops.maxout(Y.reshape(Y.shape[0], nO, nP))
         out = norm.predict(best)
-        return list(numpy.split(out, numpy.cumsum(lengths)[:-1])), _no_backprop
+        return list(numpy.split(out, numpy.cumsum(lengths)[:-1])), inference_only
 
     return forward
 
 
-def _no_backprop(_: Any) -> Any:
-    raise RuntimeError("embed_tables runs inference only")
+def inference_only(_: Any) -> Any:
+    """The backprop of a layer forward swapped for inference: there is none."""
+    raise RuntimeError("a layer swapped for inference has no backprop: load the model again to train it")

@@ -31,12 +31,7 @@ class OrtProducts(NumpyOps):
 
     def __init__(self) -> None:
         super().__init__()
-        import onnxruntime as ort
-
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = 1
-        opts.inter_op_num_threads = 1
-        self._session = ort.InferenceSession(str(GRAPH), opts, providers=["CPUExecutionProvider"])
+        self._session = ort_session(GRAPH)
 
     def __reduce__(self) -> tuple:
         return (OrtProducts, ())  # a new session where it is unpickled (a session cannot be pickled)
@@ -50,6 +45,16 @@ class OrtProducts(NumpyOps):
             return product
         out[...] = product
         return out
+
+
+def ort_session(graph: Path) -> Any:
+    """A single-threaded ONNX Runtime session of ``graph`` on the CPU."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.inter_op_num_threads = 1
+    return ort.InferenceSession(str(graph), opts, providers=["CPUExecutionProvider"])
 
 
 def use_ort_products(nlp: Any) -> None:

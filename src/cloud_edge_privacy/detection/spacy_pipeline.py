@@ -12,8 +12,9 @@ wins back most of what the zones cost (what is left, 3-4% of the gateway's p50, 
 word's features are computed from its string, so what the model reads, and the spans, do not change.
 
 The models' layer products run in ONNX Runtime rather than in thinc's bundled BLIS (see :mod:`.products`), their
-embeddings' first product is made once, at load (:mod:`.embed_tables`), and their entity recognizers decode through
-:class:`.greedy_ner.GreedyNer` (the same spans, the products batched).
+embeddings' first product is made once, at load (:mod:`.embed_tables`), their window encoders multiply in int8
+(:mod:`.int8_encoders`), and their entity recognizers decode through :class:`.greedy_ner.GreedyNer` (the same spans,
+the products batched).
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, TypeV
 
 from .embed_tables import use_embed_tables
 from .greedy_ner import GreedyNer
+from .int8_encoders import use_int8_encoders
 from .products import use_ort_products
 
 T = TypeVar("T")
@@ -38,6 +40,7 @@ class SpacyPipeline:
         self.nlp = nlp
         use_ort_products(nlp)
         use_embed_tables(nlp)
+        use_int8_encoders(nlp)
         self._decoders = greedy_decoders(nlp)
         self._lock = threading.Lock()
         # a child forked while another thread reads would inherit the lock held, for ever
