@@ -63,8 +63,10 @@ TEXTS = ["Anna met Boris in Oslo.",
 def test_a_concurrent_recognizer_runs_on_a_worker_thread_with_the_spans_it_has_in_turn():
     (fast_inner, fast), (slow_inner, slow) = _detectors(gate=False)
     assert fast.candidates_many(TEXTS) == slow.candidates_many(TEXTS)
-    assert fast_inner.threads and all(t.startswith("detector") for t in fast_inner.threads)
-    assert slow_inner.threads == [threading.current_thread().name]
+    # the worker starts at once; what it has not started when the spans are needed, this thread reads
+    here = threading.current_thread().name
+    assert fast_inner.threads and all(t.startswith("detector") or t == here for t in fast_inner.threads)
+    assert slow_inner.threads == [here]
 
 
 def test_a_gate_reads_ahead_and_keeps_what_the_spans_found_before_it_leave_to_read():
@@ -76,7 +78,8 @@ def test_a_gate_reads_ahead_and_keeps_what_the_spans_found_before_it_leave_to_re
     # and their spans ("Anna") were not kept from the worker's reading
     assert " Anna wrote here." not in slow_inner.read and " Anna wrote here." in fast_inner.read
     assert [long_text[s.start:s.end] for s in got[1] if s.source == "fake:PERSON"] == ["Then", "Clara", "Dmitri"]
-    assert all(t.startswith("detector") for t in fast_inner.threads)
+    here = threading.current_thread().name
+    assert all(t.startswith("detector") or t == here for t in fast_inner.threads)
 
 
 def test_a_failing_concurrent_recognizer_fails_the_call():
@@ -127,3 +130,50 @@ def test_a_forked_child_gets_worker_threads_of_its_own():
         os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
     assert answer == b"True"
+
+
+def test_shared_jobs_run_from_both_ends_and_return_in_order():
+    """The worker takes jobs from the front; once their results are needed, this thread takes the rest from the
+    back (here the worker is held in its first job until this thread has taken the others)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from cloud_edge_privacy.detection.shared_jobs import SharedJobs
+
+    started, release = threading.Event(), threading.Event()
+    ran: List[tuple] = []
+
+    def job(i: int):
+        def run():
+            if i == 0:
+                started.set()
+                assert release.wait(30)
+            ran.append((i, threading.current_thread().name))
+            if i == 1:
+                release.set()  # this thread has taken the others (from the back): let the worker finish job 0
+            return i * 10
+        return run
+
+    with ThreadPoolExecutor(thread_name_prefix="worker") as pool:
+        jobs = SharedJobs([job(i) for i in range(5)], pool)
+        assert started.wait(30)
+        assert jobs.results() == [0, 10, 20, 30, 40]
+    here = threading.current_thread().name
+    assert [i for i, t in ran if t == here] == [4, 3, 2, 1]
+    assert [(i, t.startswith("worker")) for i, t in ran if t != here] == [(0, True)]
+
+
+def test_shared_jobs_raise_the_first_error_of_either_thread():
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pytest
+
+    from cloud_edge_privacy.detection.shared_jobs import SharedJobs
+
+    def fail():
+        raise RuntimeError("model crashed")
+
+    with ThreadPoolExecutor() as pool:
+        for jobs in ([fail], [lambda: 1, lambda: 2, fail], [fail, lambda: 1]):
+            with pytest.raises(RuntimeError, match="model crashed"):
+                SharedJobs(jobs, pool).results()
+        assert SharedJobs([], pool).results() == []

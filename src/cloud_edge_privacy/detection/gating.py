@@ -8,7 +8,8 @@ recognizers (dates, numbers, amounts) do not already cover, so models skip it th
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from functools import partial
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from dataclasses import replace
 
@@ -44,13 +45,13 @@ class SentenceGate:
     def analyze(self, text: str) -> List[Span]:
         return self.analyze_many([text])[0]
 
-    def read_ahead(self, texts: Sequence[str]) -> Ahead:
-        """The pieces of every text as if nothing had been found before it, read now: the same short texts and a
+    def read_ahead_jobs(self, texts: Sequence[str]) -> List[Callable[[], Ahead]]:
+        """One job per piece of every text as if nothing had been found before it: the same short texts and a
         superset of the sentences :meth:`analyze_many` reads once spans are found (a covered word only ever drops
         a sentence).  For a recognizer declared ``concurrent``, which labels each piece alone, so that a worker
-        thread can read them while the recognizers before it run."""
+        thread can read them while the recognizers before it run (and the detector take the last ones)."""
         short, long = self._pieces(texts, None)
-        return self._read(short, long)
+        return [partial(self._read, [p], []) for p in short] + [partial(self._read, [], [p]) for p in long]
 
     def analyze_many(self, texts: Sequence[str], found: Optional[Sequence[Sequence[Span]]] = None,
                      ahead: Optional[Ahead] = None) -> List[List[Span]]:

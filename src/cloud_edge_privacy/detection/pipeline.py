@@ -8,8 +8,9 @@ import threading
 import time
 import unicodedata
 from collections import OrderedDict
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..spans import Span, find_surface, non_space_run
 from ..vocabulary import GREETINGS, MONTH_ABBREVIATIONS, MONTHS, RELATIVE_TIME_WORDS, TITLES, WEEKDAYS
@@ -19,6 +20,7 @@ from .code_context import code_identifier, sql_phrase
 from .free_text import institution_name, translation_language
 from .public_parties import drop_public_parties, is_public_institution, named_public_body
 from .recognizer import Reads, identifying, priorities, run_recognizer, spec_of
+from .shared_jobs import SharedJobs
 from .structured import SECRET_PREFIX, outside_public_host
 from .trade_terms import trade_phrases, trade_trim
 
@@ -991,10 +993,11 @@ class Detector:
     def candidates_many(self, texts: Sequence[str], timings: Optional[Dict[str, float]] = None) -> List[List[Span]]:
         """Every recognizer's own spans of each text, before any decision, merge or propagation.
 
-        A recognizer declared ``concurrent`` starts at once on a worker thread: one that reads the text alone reads
-        it all there, a sentence gate around one reads ahead (every piece it could read) and keeps, at its place in
-        the order, the pieces that what was found before it leaves to read.  Its spans are the same as when it runs
-        in turn; its entry in ``timings`` is the time the detector waited for it there."""
+        A recognizer declared ``concurrent`` starts at once on a worker thread, one job per text (or, under a
+        sentence gate, per piece it could read): when its turn comes, this thread runs the jobs the worker has not
+        started (:class:`.shared_jobs.SharedJobs`).  A gate keeps, at its place in the order, the pieces that what
+        was found before it leaves to read.  Its spans are the same as when it runs in turn; its entry in
+        ``timings`` is the time spent at its turn here."""
         found: List[List[Span]] = [[] for _ in texts]
         pool = self._pool()
         early = {k: self._start(pool, rec, texts) for k, rec in enumerate(self.recognizers)
@@ -1005,9 +1008,12 @@ class Detector:
             if started is None:
                 results = run_recognizer(rec, texts, found)
             elif spec_of(rec).reads is Reads.FOUND:
-                results = rec.analyze_many(texts, found=found, ahead=started.result())  # type: ignore[attr-defined]
+                ahead: Dict[Any, List[Span]] = {}
+                for part in started.results():
+                    ahead.update(part)
+                results = rec.analyze_many(texts, found=found, ahead=ahead)  # type: ignore[attr-defined]
             else:
-                results = started.result()
+                results = [one[0] for one in started.results()]
             for acc, spans in zip(found, results):
                 acc.extend(spans)
             if timings is not None:
@@ -1027,13 +1033,13 @@ class Detector:
             return self._workers
 
     @staticmethod
-    def _start(pool: ThreadPoolExecutor, rec: object, texts: Sequence[str]) -> Optional[Future]:
-        """A concurrent recognizer's run on a worker thread: its spans of the texts, or what it reads ahead of
-        them when it reads what was found before it (None when it cannot: it is then run in turn)."""
+    def _start(pool: ThreadPoolExecutor, rec: object, texts: Sequence[str]) -> Optional[SharedJobs]:
+        """A concurrent recognizer's jobs, started on a worker thread: its spans of each text, or what it reads
+        ahead of them when it reads what was found before it (None when it cannot: it is then run in turn)."""
         if spec_of(rec).reads is not Reads.FOUND:
-            return pool.submit(run_recognizer, rec, texts, [[] for _ in texts])
-        ahead = getattr(rec, "read_ahead", None)
-        return pool.submit(ahead, texts) if callable(ahead) else None
+            return SharedJobs([partial(run_recognizer, rec, [t], [[]]) for t in texts], pool)
+        jobs = getattr(rec, "read_ahead_jobs", None)
+        return SharedJobs(jobs(texts), pool) if callable(jobs) else None
 
     def decide(self, norm: Normalized, spans: List[Span]) -> List[Span]:
         """The spans of one text, in its original offsets, from the candidates of its normalized form
