@@ -29,7 +29,7 @@ from .int8_encoders import use_int8_encoders
 from .products import use_ort_products
 
 T = TypeVar("T")
-# about 0.2 s per pipeline at load; 30,000 gained nothing more on TAB dev
+# about 0.4 s per pipeline at load
 FREQUENT_WORDS = 10_000
 
 
@@ -51,9 +51,13 @@ class SpacyPipeline:
 
             words = top_n_list("en", frequent_words)
             forms = list(dict.fromkeys(words + [w.capitalize() for w in words]))
+            tokenizer = nlp.tokenizer
+            tokenizer.max_cache_size = max(tokenizer.max_cache_size, len(forms) + 1000)
             for form in forms:
                 nlp.vocab[form]  # a lexeme kept for the life of the pipeline
-            nlp.tokenizer(" ".join(forms))  # and its place in the tokenizer's cache
+                # and its place in the tokenizer's cache: one form a call, as spaCy caches no chunk of a text after
+                # one with a special case ("i", "don't"), and so had cached almost none of them in one text
+                tokenizer(form)
 
     def read(self, texts: Iterable[str], convert: Callable[[Any], T], batch_size: int = 32) -> List[T]:
         """``convert(doc)`` of each text, in order; no ``Doc`` (or anything made from it) outlives the call."""
