@@ -146,7 +146,9 @@ class EncoderNerRecognizer:
         import numpy as np
 
         m = load_encoder(self.path, self.threads)
-        encs = m.tok.encode_batch(list(texts), add_special_tokens=False)
+        # one text a call: encode_batch lets go of the GIL, and on a worker thread getting it back can take the
+        # interpreter's whole switch interval (5 ms) while the detector reads on in Python
+        encs = [m.tok.encode(t, add_special_tokens=False) for t in texts]
         width = m.max_len - 2
         jobs = [(i, w) for i, e in enumerate(encs) for w in _windows(len(e.ids), width) if e.ids]
         probs: Dict[int, Any] = {i: np.zeros((len(e.ids), len(m.labels)), dtype=np.float32)

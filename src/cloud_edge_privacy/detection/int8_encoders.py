@@ -34,7 +34,8 @@ def quantize(W: Any) -> Tuple[Any, Any]:
 
 
 def use_int8_encoders(nlp: Any) -> int:
-    """Give the maxout layer of every residual window block of ``nlp``'s components an int8 product; how many."""
+    """Give every residual window block of ``nlp``'s components an int8 product (the block runs as one function:
+    window, product, maxout, layer norm, residual sum); how many blocks."""
     session = ort_session(INT8_GRAPH)
     done, seen = 0, set()
     for _, component in nlp.pipeline:
@@ -46,26 +47,39 @@ def use_int8_encoders(nlp: Any) -> int:
                 continue
             seen.add(id(layer))
             parts = chain_leaves(layer.layers[0])
-            if [p.name for p in parts][:2] != ["expand_window", "maxout"]:
+            if [p.name for p in parts] != ["expand_window", "maxout", "layernorm", "dropout"]:
                 continue
-            maxout = parts[1]
+            window, maxout, norm = parts[:3]
             nO, nP, nI = (maxout.get_dim(d) for d in ("nO", "nP", "nI"))
             B, S = quantize(numpy.asarray(maxout.get_param("W")).reshape(nO * nP, nI))
             bias = numpy.asarray(maxout.get_param("b"), dtype=numpy.float32).reshape(nO * nP)
-            maxout._func = _forward(session, B, S, bias, nO, nP)
+            layer._func = _block(session, int(window.attrs["window_size"]), B, S, bias, nO, nP,
+                                 norm.get_param("G"), norm.get_param("b"))
             done += 1
     return done
 
 
-def _forward(session: Any, B: Any, S: Any, bias: Any, nO: int, nP: int) -> Callable:
+def layer_norm(X: Any, G: Any, b: Any) -> Any:
+    """thinc's ``LayerNorm`` forward, operation for operation (the same values), without its layers' calls."""
+    mu = X.mean(axis=1, keepdims=True)
+    var = X.var(axis=1, keepdims=True) + 1e-08
+    Y = (X - mu) * var ** (-1.0 / 2.0) * G
+    Y += b
+    return Y
+
+
+def _block(session: Any, window: int, B: Any, S: Any, bias: Any, nO: int, nP: int, G: Any, b: Any) -> Callable:
+    """``residual(expand_window >> maxout >> layernorm >> dropout)`` with the product in int8."""
+
     def forward(model: Any, X: Any, is_train: bool) -> Tuple[Any, Callable]:
         if is_train:
             raise RuntimeError("a pipeline read through int8_encoders cannot be trained: load the model again")
         if not X.shape[0]:
-            return model.ops.alloc2f(0, nO), inference_only
-        Y = session.run(None, {"X": numpy.ascontiguousarray(X, dtype=numpy.float32), "B": B, "S": S})[0]
+            return X, inference_only
+        cols = model.ops.seq2col(numpy.ascontiguousarray(X, dtype=numpy.float32), window)
+        Y = session.run(None, {"X": cols, "B": B, "S": S})[0]
         Y += bias
         best, _ = model.ops.maxout(Y.reshape(Y.shape[0], nO, nP))
-        return best, inference_only
+        return X + layer_norm(best, G, b), inference_only
 
     return forward

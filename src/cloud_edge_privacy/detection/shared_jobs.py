@@ -22,7 +22,17 @@ class SharedJobs(Generic[T]):
         self._out: List[Optional[T]] = [None] * len(self._jobs)
         self._front, self._back = 0, len(self._jobs)
         self._lock = threading.Lock()
+        self._started = threading.Event()
         self._worker: Future = pool.submit(self._run, True)
+
+    def wait_started(self, timeout: float) -> None:
+        """Wait (at most ``timeout`` seconds) until the worker has taken its first job, or there is none left.
+
+        The caller's next step is usually pure Python, which holds the GIL: a worker thread waking up then waits
+        for it until the interpreter's switch interval (5 ms) makes the caller let go, and only then starts its
+        product.  Waiting here (the GIL released) lets it start at once: it runs the job's first Python steps and
+        lets go of the GIL inside ONNX Runtime."""
+        self._started.wait(timeout)
 
     def results(self) -> List[T]:
         """Every job's result, in the jobs' order, once all have run (here or on the worker); the first error of
@@ -37,8 +47,13 @@ class SharedJobs(Generic[T]):
         return list(self._out)  # type: ignore[arg-type]
 
     def _run(self, front: bool) -> None:
-        while (i := self._take(front)) is not None:
-            self._out[i] = self._jobs[i]()
+        try:
+            while (i := self._take(front)) is not None:
+                if front:
+                    self._started.set()
+                self._out[i] = self._jobs[i]()
+        finally:
+            self._started.set()
 
     def _take(self, front: bool) -> Optional[int]:
         with self._lock:
