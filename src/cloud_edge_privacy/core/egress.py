@@ -261,7 +261,7 @@ def check_egress(prot: ProtectedFields, structured: Optional[Any] = None,
         tokens = _needle_tokens if span.category == "PERSON" else _name_tokens  # a code's words all count
         pieces = tokens(original, common) + _DIGITS.findall(original)
         for piece in pieces:
-            if re.search(r"(?<!\w)" + re.escape(piece) + r"(?!\w)", new, re.IGNORECASE):
+            if find_surface(new, piece, ignore_case=True):
                 findings.append(Finding("identifier_kept_in_replacement", span.category, -1, _fp(piece)))
     clock.lap("rule2")
     # 3. structured identifiers in the outgoing texts must be our own surrogates/placeholders

@@ -394,12 +394,14 @@ _LONE_CATEGORIES = frozenset(("PERSON", "ORG", "LOC", "MISC", "CODE"))
 def _without_trade_terms(text: str, spans: List[Span]) -> List[Span]:
     """Spans without their drugs, analytes, clinical values, software names and instruction verbs, which identify
     nobody ("creatinine 180 umol/L", "Python, SQL and Power BI"; :func:`.trade_terms.trade_trim`)."""
-    values = trade_phrases(text)
+    values = None  # read from the text when a span needs them (the guard's validators' spans never do)
     out = []
     for s in spans:
         if s.source.startswith(("structured", SECRET_PREFIX)):  # a URL's "https", a key: validated, kept whole
             out.append(s)
             continue
+        if values is None:
+            values = trade_phrases(text)
         extent = trade_trim(text, s.start, s.end, values)
         if extent is not None:
             out.append(s if extent == (s.start, s.end) else Span(extent[0], extent[1], s.category, s.score, s.source))
