@@ -57,3 +57,20 @@ def test_a_quantized_layer_refuses_training():
     use_int8_encoders(nlp)
     with pytest.raises(RuntimeError, match="cannot be trained"):
         nlp.get_pipe("ner").model.layers[0].begin_update([nlp.make_doc("Anna Berg")])
+
+
+def test_layer_norm_is_thincs_bit_for_bit():
+    from thinc.api import LayerNorm
+
+    from cloud_edge_privacy.detection.thinc_layers import layer_norm
+
+    rng = numpy.random.default_rng(11)
+    for width in (64, 96):
+        layer = LayerNorm(nI=width)
+        layer.initialize()
+        layer.set_param("G", rng.standard_normal(width).astype("float32"))
+        layer.set_param("b", rng.standard_normal(width).astype("float32"))
+        for rows in (1, 7, 85, 400):
+            for scale in (0.01, 1.0, 60.0):
+                X = (rng.standard_normal((rows, width)) * scale + scale).astype("float32")
+                assert numpy.array_equal(layer_norm(X, layer.get_param("G"), layer.get_param("b")), layer.predict(X))

@@ -17,6 +17,8 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy
 
+from .thinc_layers import chain_leaves, inference_only, layer_norm
+
 
 def use_embed_tables(nlp: Any) -> int:
     """Give every ``MultiHashEmbed`` of ``nlp``'s components a forward through precomputed tables; how many."""
@@ -69,13 +71,6 @@ def _plan(layer: Any) -> Optional[Tuple[Any, List[Tuple[int, int, Any]], Any, in
     return parts[0], tables, bias, nO, nP, norm
 
 
-def chain_leaves(layer: Any) -> List[Any]:
-    """The layers a (nested) ``chain`` runs in order; ``[layer]`` for any other layer."""
-    if layer._func.__module__ != "thinc.layers.chain":
-        return [layer]
-    return [leaf for child in layer.layers for leaf in chain_leaves(child)]
-
-
 def _forward(features: Any, tables: Sequence[Tuple[int, int, Any]], bias: Any, nO: int, nP: int,
              norm: Any) -> Callable:
     def forward(model: Any, docs: Sequence[Any], is_train: bool) -> Tuple[List[Any], Callable]:
@@ -93,12 +88,7 @@ def _forward(features: Any, tables: Sequence[Tuple[int, int, Any]], bias: Any, n
             column_ids = ops.as_contig(rows[:, column], dtype="uint64")
             Y += ops.gather_add(table, ops.hash(column_ids, seed) % table.shape[0])
         best, _ = ops.maxout(Y.reshape(Y.shape[0], nO, nP))
-        out = norm.predict(best)
+        out = layer_norm(best, norm.get_param("G"), norm.get_param("b"))
         return list(numpy.split(out, numpy.cumsum(lengths)[:-1])), inference_only
 
     return forward
-
-
-def inference_only(_: Any) -> Any:
-    """The backprop of a layer forward swapped for inference: there is none."""
-    raise RuntimeError("a layer swapped for inference has no backprop: load the model again to train it")

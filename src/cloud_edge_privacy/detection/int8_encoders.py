@@ -18,8 +18,8 @@ from typing import Any, Callable, Tuple
 
 import numpy
 
-from .embed_tables import chain_leaves, inference_only
 from .products import ort_session
+from .thinc_layers import chain_leaves, inference_only, layer_norm
 
 INT8_GRAPH = Path(__file__).with_name("products_int8.onnx")
 
@@ -57,15 +57,6 @@ def use_int8_encoders(nlp: Any) -> int:
                                  norm.get_param("G"), norm.get_param("b"))
             done += 1
     return done
-
-
-def layer_norm(X: Any, G: Any, b: Any) -> Any:
-    """thinc's ``LayerNorm`` forward, operation for operation (the same values), without its layers' calls."""
-    mu = X.mean(axis=1, keepdims=True)
-    var = X.var(axis=1, keepdims=True) + 1e-08
-    Y = (X - mu) * var ** (-1.0 / 2.0) * G
-    Y += b
-    return Y
 
 
 def _block(session: Any, window: int, B: Any, S: Any, bias: Any, nO: int, nP: int, G: Any, b: Any) -> Callable:
