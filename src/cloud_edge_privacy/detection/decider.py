@@ -186,11 +186,19 @@ class DeciderModel:
         if not rows:
             return np.zeros(0)
         x = feature_matrix(self.names, rows).ravel()
-        offset = (np.arange(len(rows)) * len(self.names))[:, None]
-        node = np.broadcast_to(self.roots, (len(rows), len(self.roots)))
+        n_trees = len(self.roots)
+        node = np.tile(self.roots, len(rows))  # (candidate, tree) flat
+        offset = np.repeat(np.arange(len(rows)) * len(self.names), n_trees)
+        walking = np.arange(node.size)  # those not at a leaf yet: most trees are far shallower than the deepest
         for _ in range(self.depth):
-            go_left = x[offset + self.feature[node]] <= self.threshold[node]
-            node = np.where(go_left, self.left[node], self.right[node])
+            at = node[walking]
+            go_left = x[offset[walking] + self.feature[at]] <= self.threshold[at]
+            step = np.where(go_left, self.left[at], self.right[at])
+            node[walking] = step
+            walking = walking[step != at]  # a leaf is its own child
+            if not walking.size:
+                break
+        node = node.reshape(len(rows), n_trees)
         z = self.baseline + self.value[node].sum(axis=1)
         return 1.0 / (1.0 + np.exp(-np.clip(z, -30.0, 30.0)))
 
