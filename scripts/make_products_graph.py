@@ -2,10 +2,10 @@
 models' layer products in ONNX Runtime, in ``src/cloud_edge_privacy/detection/``:
 
 * ``products.onnx``: ``Y = X @ W.T`` (``Gemm``, ``transB=1``, float32, any sizes);
-* ``products_int8.onnx``: ``Y = X @ (B * S)`` with ``B`` int8 (K x N) and ``S`` its float32 scale per column
-  (``DynamicQuantizeMatMul``: ``X`` is quantized to uint8 as it comes), for the window encoders' layers.
+* ``window_block_int8.onnx``: one residual block of a window encoder, its product in int8
+  (``DynamicQuantizeMatMul``: ``X`` is quantized to uint8 as it comes; see :func:`window_block_graph_bytes`).
 
-No weights: each graph takes its matrices as inputs.  Deterministic (the same bytes on every run).  Needs the
+No weights: each graph takes its matrices as inputs (the block's few constants are shapes and epsilon).  Deterministic (the same bytes on every run).  Needs the
 ``[encoder-train]`` extra (onnx).
 
     .venv/bin/python scripts/make_products_graph.py [--dir DIR]
@@ -32,18 +32,49 @@ def graph_bytes() -> bytes:
     return model.SerializeToString()
 
 
-def int8_graph_bytes() -> bytes:
-    """The serialized model: inputs X (M x K, float32), B (K x N, int8) and S (N, float32), output Y (M x N);
-    opset 13 and com.microsoft 1, IR version 8."""
-    from onnx import TensorProto, checker, helper
+def window_block_graph_bytes() -> bytes:
+    """One residual block of a spaCy window encoder (``MaxoutWindowEncoder``, window 1) with an int8 product:
+    ``X + layernorm(maxout(window(X) @ (B * S) + c))``.  Inputs X (N x W, float32), B (3W x M, int8), S and c
+    (M, float32: the scale per column and the bias), G and b (W, float32: the layer norm's), shape (3, int64:
+    ``[0, -1, pieces]``); output Y (N x W).  ``window(X)`` puts each row beside its neighbours, zeros at the
+    edges (thinc's ``seq2col``); the layer norm is thinc's, epsilon 1e-8.  Opset 17 and com.microsoft 1, IR 8."""
+    import numpy
+    from onnx import TensorProto, checker, helper, numpy_helper
 
-    inputs = [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["M", "K"]),
-              helper.make_tensor_value_info("B", TensorProto.INT8, ["K", "N"]),
-              helper.make_tensor_value_info("S", TensorProto.FLOAT, ["N"])]
-    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["M", "N"])
-    node = helper.make_node("DynamicQuantizeMatMul", ["X", "B", "S"], ["Y"], domain="com.microsoft")
-    graph = helper.make_graph([node], "products_int8", inputs, [y])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)],
+    const = [numpy_helper.from_array(numpy.array(v, dtype), name) for name, v, dtype in (
+        ("pads", [1, 0, 1, 0], numpy.int64), ("axis0", [0], numpy.int64), ("zero", [0], numpy.int64),
+        ("one", [1], numpy.int64), ("two", [2], numpy.int64), ("minus2", [-2], numpy.int64),
+        ("minus1", [-1], numpy.int64), ("end", [2 ** 62], numpy.int64), ("eps", 1e-8, numpy.float32),
+        ("minus_half", -0.5, numpy.float32))]
+    node = helper.make_node
+    nodes = [
+        node("Pad", ["X", "pads"], ["padded"]),
+        node("Slice", ["padded", "zero", "minus2", "axis0"], ["before"]),
+        node("Slice", ["padded", "one", "minus1", "axis0"], ["here"]),
+        node("Slice", ["padded", "two", "end", "axis0"], ["after"]),
+        node("Concat", ["before", "here", "after"], ["window"], axis=1),
+        node("DynamicQuantizeMatMul", ["window", "B", "S", "", "c"], ["product"], domain="com.microsoft"),
+        node("Reshape", ["product", "shape"], ["pieces"]),
+        node("ReduceMax", ["pieces"], ["best"], axes=[2], keepdims=0),
+        node("ReduceMean", ["best"], ["mean"], axes=[1], keepdims=1),
+        node("Sub", ["best", "mean"], ["centred"]),
+        node("Mul", ["centred", "centred"], ["squares"]),
+        node("ReduceMean", ["squares"], ["variance"], axes=[1], keepdims=1),
+        node("Add", ["variance", "eps"], ["variance_eps"]),
+        node("Pow", ["variance_eps", "minus_half"], ["scale"]),
+        node("Mul", ["centred", "scale"], ["normed"]),
+        node("Mul", ["normed", "G"], ["scaled"]),
+        node("Add", ["scaled", "b"], ["shifted"]),
+        node("Add", ["X", "shifted"], ["Y"]),
+    ]
+    info = helper.make_tensor_value_info
+    inputs = [info("X", TensorProto.FLOAT, ["N", "W"]), info("B", TensorProto.INT8, ["K", "M"]),
+              info("S", TensorProto.FLOAT, ["M"]), info("c", TensorProto.FLOAT, ["M"]),
+              info("G", TensorProto.FLOAT, ["W"]), info("b", TensorProto.FLOAT, ["W"]),
+              info("shape", TensorProto.INT64, [3])]
+    graph = helper.make_graph(nodes, "window_block_int8", inputs, [info("Y", TensorProto.FLOAT, ["N", "W"])],
+                              initializer=const)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)],
                               producer_name="cloud-edge-privacy")
     model.ir_version = 8
     checker.check_model(model)
@@ -54,7 +85,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dir", type=Path, default=DIR, help=f"where to write the graphs (default: {DIR})")
     args = ap.parse_args()
-    for name, data in (("products.onnx", graph_bytes()), ("products_int8.onnx", int8_graph_bytes())):
+    for name, data in (("products.onnx", graph_bytes()), ("window_block_int8.onnx", window_block_graph_bytes())):
         (args.dir / name).write_bytes(data)
         print(f"wrote {args.dir / name} ({len(data)} bytes)")
 
