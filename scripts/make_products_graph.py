@@ -5,7 +5,7 @@ models' layer products in ONNX Runtime, in ``src/cloud_edge_privacy/detection/``
 * ``window_block_int8.onnx``: one residual block of a window encoder, its product in int8
   (``DynamicQuantizeMatMul``: ``X`` is quantized to uint8 as it comes; see :func:`window_block_graph_bytes`).
 
-No weights: each graph takes its matrices as inputs (the block's few constants are shapes and epsilon).  Deterministic (the same bytes on every run).  Needs the
+No weights: each graph takes its matrices as inputs (the block's few constants are shapes).  Deterministic (the same bytes on every run).  Needs the
 ``[encoder-train]`` extra (onnx).
 
     .venv/bin/python scripts/make_products_graph.py [--dir DIR]
@@ -37,15 +37,14 @@ def window_block_graph_bytes() -> bytes:
     ``X + layernorm(maxout(window(X) @ (B * S) + c))``.  Inputs X (N x W, float32), B (3W x M, int8), S and c
     (M, float32: the scale per column and the bias), G and b (W, float32: the layer norm's), shape (3, int64:
     ``[0, -1, pieces]``); output Y (N x W).  ``window(X)`` puts each row beside its neighbours, zeros at the
-    edges (thinc's ``seq2col``); the layer norm is thinc's, epsilon 1e-8.  Opset 17 and com.microsoft 1, IR 8."""
+    edges (thinc's ``seq2col``); the layer norm is ONNX's ``LayerNormalization`` with thinc's epsilon, 1e-8.  Opset 17 and com.microsoft 1, IR 8."""
     import numpy
     from onnx import TensorProto, checker, helper, numpy_helper
 
     const = [numpy_helper.from_array(numpy.array(v, dtype), name) for name, v, dtype in (
         ("pads", [1, 0, 1, 0], numpy.int64), ("axis0", [0], numpy.int64), ("zero", [0], numpy.int64),
         ("one", [1], numpy.int64), ("two", [2], numpy.int64), ("minus2", [-2], numpy.int64),
-        ("minus1", [-1], numpy.int64), ("end", [2 ** 62], numpy.int64), ("eps", 1e-8, numpy.float32),
-        ("minus_half", -0.5, numpy.float32))]
+        ("minus1", [-1], numpy.int64), ("end", [2 ** 62], numpy.int64))]
     node = helper.make_node
     nodes = [
         node("Pad", ["X", "pads"], ["padded"]),
@@ -56,15 +55,7 @@ def window_block_graph_bytes() -> bytes:
         node("DynamicQuantizeMatMul", ["window", "B", "S", "", "c"], ["product"], domain="com.microsoft"),
         node("Reshape", ["product", "shape"], ["pieces"]),
         node("ReduceMax", ["pieces"], ["best"], axes=[2], keepdims=0),
-        node("ReduceMean", ["best"], ["mean"], axes=[1], keepdims=1),
-        node("Sub", ["best", "mean"], ["centred"]),
-        node("Mul", ["centred", "centred"], ["squares"]),
-        node("ReduceMean", ["squares"], ["variance"], axes=[1], keepdims=1),
-        node("Add", ["variance", "eps"], ["variance_eps"]),
-        node("Pow", ["variance_eps", "minus_half"], ["scale"]),
-        node("Mul", ["centred", "scale"], ["normed"]),
-        node("Mul", ["normed", "G"], ["scaled"]),
-        node("Add", ["scaled", "b"], ["shifted"]),
+        node("LayerNormalization", ["best", "G", "b"], ["shifted"], axis=-1, epsilon=1e-8),
         node("Add", ["X", "shifted"], ["Y"]),
     ]
     info = helper.make_tensor_value_info
