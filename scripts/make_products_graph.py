@@ -2,8 +2,8 @@
 models' layer products in ONNX Runtime, in ``src/cloud_edge_privacy/detection/``:
 
 * ``products.onnx``: ``Y = X @ W.T`` (``Gemm``, ``transB=1``, float32, any sizes);
-* ``window_block_int8.onnx``: one residual block of a window encoder, its product in int8
-  (``DynamicQuantizeMatMul``: ``X`` is quantized to uint8 as it comes; see :func:`window_block_graph_bytes`).
+* ``window_encoder_int8_d{1,2,3,4}.onnx``: a window encoder of that many residual blocks, each product in int8
+  (``DynamicQuantizeMatMul``: ``X`` is quantized to uint8 as it comes; see :func:`window_encoder_graph_bytes`).
 
 No weights: each graph takes its matrices as inputs (the block's few constants are shapes).  Deterministic (the same bytes on every run).  Needs the
 ``[encoder-train]`` extra (onnx).
@@ -32,12 +32,16 @@ def graph_bytes() -> bytes:
     return model.SerializeToString()
 
 
-def window_block_graph_bytes() -> bytes:
-    """One residual block of a spaCy window encoder (``MaxoutWindowEncoder``, window 1) with an int8 product:
-    ``X + layernorm(maxout(window(X) @ (B * S) + c))``.  Inputs X (N x W, float32), B (3W x M, int8), S and c
-    (M, float32: the scale per column and the bias), G and b (W, float32: the layer norm's), shape (3, int64:
-    ``[0, -1, pieces]``); output Y (N x W).  ``window(X)`` puts each row beside its neighbours, zeros at the
-    edges (thinc's ``seq2col``); the layer norm is ONNX's ``LayerNormalization`` with thinc's epsilon, 1e-8.  Opset 17 and com.microsoft 1, IR 8."""
+ENCODER_DEPTHS = (1, 2, 3, 4)  # one graph each: the models' encoders have 3 or 4 blocks; 1 runs any depth block by block
+
+
+def window_encoder_graph_bytes(depth: int) -> bytes:
+    """``depth`` residual blocks of a spaCy window encoder (``MaxoutWindowEncoder``, window 1), each with an int8
+    product: ``X = X + layernorm(maxout(window(X) @ (B * S) + c))``.  Inputs X (N x W, float32), then for each
+    block k: Bk (3W x M, int8), Sk and ck (M, float32: the scale per column and the bias), Gk and bk (W, float32:
+    the layer norm's); shape (3, int64: ``[0, -1, pieces]``); output Y (N x W).  ``window(X)`` puts each row beside
+    its neighbours, zeros at the edges (thinc's ``seq2col``); the layer norm is ONNX's ``LayerNormalization`` with
+    thinc's epsilon, 1e-8.  Opset 17 and com.microsoft 1, IR 8."""
     import numpy
     from onnx import TensorProto, checker, helper, numpy_helper
 
@@ -45,26 +49,31 @@ def window_block_graph_bytes() -> bytes:
         ("pads", [1, 0, 1, 0], numpy.int64), ("axis0", [0], numpy.int64), ("zero", [0], numpy.int64),
         ("one", [1], numpy.int64), ("two", [2], numpy.int64), ("minus2", [-2], numpy.int64),
         ("minus1", [-1], numpy.int64), ("end", [2 ** 62], numpy.int64))]
-    node = helper.make_node
-    nodes = [
-        node("Pad", ["X", "pads"], ["padded"]),
-        node("Slice", ["padded", "zero", "minus2", "axis0"], ["before"]),
-        node("Slice", ["padded", "one", "minus1", "axis0"], ["here"]),
-        node("Slice", ["padded", "two", "end", "axis0"], ["after"]),
-        node("Concat", ["before", "here", "after"], ["window"], axis=1),
-        node("DynamicQuantizeMatMul", ["window", "B", "S", "", "c"], ["product"], domain="com.microsoft"),
-        node("Reshape", ["product", "shape"], ["pieces"]),
-        node("ReduceMax", ["pieces"], ["best"], axes=[2], keepdims=0),
-        node("LayerNormalization", ["best", "G", "b"], ["shifted"], axis=-1, epsilon=1e-8),
-        node("Add", ["X", "shifted"], ["Y"]),
-    ]
-    info = helper.make_tensor_value_info
-    inputs = [info("X", TensorProto.FLOAT, ["N", "W"]), info("B", TensorProto.INT8, ["K", "M"]),
-              info("S", TensorProto.FLOAT, ["M"]), info("c", TensorProto.FLOAT, ["M"]),
-              info("G", TensorProto.FLOAT, ["W"]), info("b", TensorProto.FLOAT, ["W"]),
-              info("shape", TensorProto.INT64, [3])]
-    graph = helper.make_graph(nodes, "window_block_int8", inputs, [info("Y", TensorProto.FLOAT, ["N", "W"])],
-                              initializer=const)
+    node, info = helper.make_node, helper.make_tensor_value_info
+    nodes, inputs, x = [], [info("X", TensorProto.FLOAT, ["N", "W"])], "X"
+    for k in range(depth):
+        n = lambda name: f"{name}{k}"  # noqa: E731
+        inputs += [info(n("B"), TensorProto.INT8, ["K", "M"]), info(n("S"), TensorProto.FLOAT, ["M"]),
+                   info(n("c"), TensorProto.FLOAT, ["M"]), info(n("G"), TensorProto.FLOAT, ["W"]),
+                   info(n("b"), TensorProto.FLOAT, ["W"])]
+        y = "Y" if k == depth - 1 else n("out")
+        nodes += [
+            node("Pad", [x, "pads"], [n("padded")]),
+            node("Slice", [n("padded"), "zero", "minus2", "axis0"], [n("before")]),
+            node("Slice", [n("padded"), "one", "minus1", "axis0"], [n("here")]),
+            node("Slice", [n("padded"), "two", "end", "axis0"], [n("after")]),
+            node("Concat", [n("before"), n("here"), n("after")], [n("window")], axis=1),
+            node("DynamicQuantizeMatMul", [n("window"), n("B"), n("S"), "", n("c")], [n("product")],
+                 domain="com.microsoft"),
+            node("Reshape", [n("product"), "shape"], [n("pieces")]),
+            node("ReduceMax", [n("pieces")], [n("best")], axes=[2], keepdims=0),
+            node("LayerNormalization", [n("best"), n("G"), n("b")], [n("normed")], axis=-1, epsilon=1e-8),
+            node("Add", [x, n("normed")], [y]),
+        ]
+        x = y
+    inputs.append(info("shape", TensorProto.INT64, [3]))
+    graph = helper.make_graph(nodes, f"window_encoder_int8_d{depth}", inputs,
+                              [info("Y", TensorProto.FLOAT, ["N", "W"])], initializer=const)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)],
                               producer_name="cloud-edge-privacy")
     model.ir_version = 8
@@ -76,7 +85,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dir", type=Path, default=DIR, help=f"where to write the graphs (default: {DIR})")
     args = ap.parse_args()
-    for name, data in (("products.onnx", graph_bytes()), ("window_block_int8.onnx", window_block_graph_bytes())):
+    graphs = [("products.onnx", graph_bytes())]
+    graphs += [(f"window_encoder_int8_d{d}.onnx", window_encoder_graph_bytes(d)) for d in ENCODER_DEPTHS]
+    for name, data in graphs:
         (args.dir / name).write_bytes(data)
         print(f"wrote {args.dir / name} ({len(data)} bytes)")
 

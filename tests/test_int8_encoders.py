@@ -3,7 +3,7 @@ import numpy
 import pytest
 import spacy
 
-from cloud_edge_privacy.detection.int8_encoders import BLOCK_GRAPH, quantize, use_int8_encoders
+from cloud_edge_privacy.detection.int8_encoders import GRAPHS, quantize, use_int8_encoders
 from cloud_edge_privacy.detection.learned.ner import MODEL_DIR as LEARNED_DIR
 from cloud_edge_privacy.detection.products import use_ort_products
 from cloud_edge_privacy.detection.spacy_recognizer import DEFAULT_MODEL
@@ -16,7 +16,9 @@ TEXTS = ["Dr Anna Lindqvist of Karolinska Institutet wrote to me on 4 May 2021 a
 
 
 def test_the_graph_is_committed_without_weights():
-    assert BLOCK_GRAPH.is_file() and BLOCK_GRAPH.stat().st_size < 2048  # shapes and epsilon, no weights
+    graphs = sorted(GRAPHS.glob("window_encoder_int8_d*.onnx"))
+    assert [g.name[-7:] for g in graphs] == ["d1.onnx", "d2.onnx", "d3.onnx", "d4.onnx"]
+    assert all(g.stat().st_size < 4096 for g in graphs)  # shapes only, no weights
 
 
 def test_quantize_keeps_each_weight_within_half_a_step():
@@ -74,3 +76,18 @@ def test_layer_norm_is_thincs_bit_for_bit():
             for scale in (0.01, 1.0, 60.0):
                 X = (rng.standard_normal((rows, width)) * scale + scale).astype("float32")
                 assert numpy.array_equal(layer_norm(X, layer.get_param("G"), layer.get_param("b")), layer.predict(X))
+
+
+def test_an_encoder_of_a_depth_with_no_graph_runs_block_by_block(monkeypatch):
+    """The same vectors as the whole encoder in one call."""
+    from cloud_edge_privacy.detection import int8_encoders
+
+    whole, by_block = spacy.load(str(LEARNED_DIR)), spacy.load(str(LEARNED_DIR))
+    use_int8_encoders(whole)
+    real = int8_encoders._graph
+    monkeypatch.setattr(int8_encoders, "_graph", lambda depth: real(depth) if depth == 1 else real(99))
+    assert use_int8_encoders(by_block) >= 3
+    docs = [whole.make_doc(t) for t in TEXTS]
+    for a, b in zip(_encoders(whole), _encoders(by_block)):
+        for x, y in zip(a.predict(docs), b.predict(docs)):
+            numpy.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-5)
