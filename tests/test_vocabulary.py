@@ -92,3 +92,27 @@ def test_find_surface_on_a_name_across_a_line_break():
     assert find_surface(text, "Anna Berg") == [(4, 13)]
     assert find_surface(text, "anna  berg", ignore_case=True) == [(4, 13), (21, 30)]
     assert find_surface("Zoë Berg and zoë berg", "Zoë Berg", ignore_case=True) == [(0, 8), (13, 21)]  # not ASCII
+
+
+def test_literal_trie_matches_as_the_alternation_longest_first():
+    """Random lower-case words (prefixes of each other, spaces and hyphens inside), in a pattern whose tail makes
+    the engine backtrack into the words: the same matches as the plain alternation, longest first."""
+    import random
+    import re
+
+    from cloud_edge_privacy.vocabulary import literal_trie
+
+    rng = random.Random(4)
+    checked = 0
+    for _ in range(300):
+        words = {"".join(rng.choice("ab -") for _ in range(rng.randint(1, 5))).strip(" -") or "a" for _ in range(8)}
+        plain = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+        for tail in (r"\b\s?\d", r"\b"):  # one backtracks into the words, one takes the first that fits
+            want = re.compile(rf"(?i)\b(?:{plain}){tail}")
+            got = re.compile(rf"(?i)\b(?:{literal_trie(words)}){tail}")
+            for _ in range(30):
+                text = "".join(rng.choice("aAb -1.") for _ in range(rng.randint(0, 20)))
+                spans = [m.span() for m in want.finditer(text)]
+                assert [m.span() for m in got.finditer(text)] == spans, (words, text, tail)
+                checked += bool(spans)
+    assert checked > 200  # texts that did hold a match

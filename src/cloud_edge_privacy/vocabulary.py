@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from types import MappingProxyType
-from typing import FrozenSet, Mapping, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, Mapping, Tuple
 
 # TAB's entity categories, in TAB's order; every detector label maps to one of them.
 TAB_CATEGORIES: Tuple[str, ...] = ("PERSON", "CODE", "LOC", "ORG", "DATETIME", "DEM", "QUANTITY", "MISC")
@@ -72,6 +72,27 @@ def title_alternation() -> str:
     """The titles as a case-sensitive regex alternation of their capitalised forms, longest first
     ("Professor|Madam|...|Mr")."""
     return "|".join(re.escape(t.capitalize()) for t in sorted(TITLES, key=lambda t: (-len(t), t)))
+
+
+def literal_trie(words: Iterable[str]) -> str:
+    """A regex body matching the same words as their alternation longest first, ``(?:abcd|abc|ab)``, written as a
+    trie, ``ab(?:c(?:d)?)?``: Python's ``re`` tries an alternation's words one by one at every position, and a
+    clinical word list of 220 made that pattern 240 us a prompt; the trie takes about 40."""
+    trie: Dict[str, Any] = {}
+    for word in words:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def body(node: Dict[str, Any]) -> str:
+        kids = [re.escape(ch) + body(sub) for ch, sub in sorted(node.items()) if ch]
+        if not kids:
+            return ""
+        alt = kids[0] if len(kids) == 1 else "(?:" + "|".join(kids) + ")"
+        return f"(?:{alt})?" if "" in node else alt
+
+    return body(trie)
 
 
 def tolerant_body(surface: str) -> str:

@@ -23,6 +23,7 @@ from typing import FrozenSet, List, Tuple
 
 from ..errors import ModelFileError
 from ..lexicon import known_names
+from ..vocabulary import literal_trie
 
 DRUG_PACKAGE = "drug_named_entity_recognition"
 DRUG_FILE = "drug_ner_dictionary.pkl.bz2"
@@ -64,9 +65,10 @@ _UNIT = (r"(?:[mµunp]?mol/l|mmol/mol|mg/dl|mg/l|g/dl|g/l|ng/ml|ng/l|ng/dl|pg/ml
 # a value with a clinical unit; a body temperature without its degree sign ("39.2 C")
 _WITH_UNIT = re.compile(rf"(?i)(?<![\w.]){_RANGE}\s?{_UNIT}(?![\w/])|(?<![\w.])(?:3[4-9]|4[0-3])[.,]\d\s?C\b")
 # a value right after an analyte or vital sign ("WBC 14.2", "HbA1c 8.4%", "BP 90/60", "SpO2 of 94%")
+# the analytes as a trie (vocabulary.literal_trie: the same words as their alternation longest first, lower case)
 _AFTER_ANALYTE = re.compile(
-    r"(?i)\b(?:" + "|".join(sorted((re.escape(t) for t in CLINICAL_TERMS), key=len, reverse=True))
-    + rf"|bp|hr|rr|temp|na|k|cr|ph)\b\s?(?:of|was|is|at|:|=)?\s?{_RANGE}\s?%?(?!\w)")
+    r"(?i)\b(?:" + literal_trie(CLINICAL_TERMS | {"bp", "hr", "rr", "temp", "na", "k", "cr", "ph"})
+    + rf")\b\s?(?:of|was|is|at|:|=)?\s?{_RANGE}\s?%?(?!\w)")
 # ECG leads and segments ("V4-V6", "ST depression"), CT scans ("CT abdomen"; "CT" alone may be Connecticut)
 _TESTS = re.compile(r"\bV[1-6](?:\s?[-–]\s?V[1-6])?\b|\bST[- ](?:segment|elevation|depression)s?\b|\bU&Es?\b|"
                     r"\bCT\s(?:scan|abdomen|head|chest|thorax|pelvis|brain|angiogram|angiography|KUB)\b")
