@@ -515,3 +515,28 @@ def test_an_office_before_a_name_is_a_title_the_surrogate_keeps():
     sent = Gateway("pseudonym").protect(text).text
     assert "Councillor " in sent and "Sergeant " in sent, sent
     assert not any(w in sent for w in ("Sarah", "Hughes", "Paul", "Wright")), sent
+
+
+def test_the_address_pattern_skips_its_suffix_form_only_where_it_cannot_match():
+    """Random texts of street suffixes in any case, capitalised words, digits and spaces: wherever the suffix form
+    ("Klosterstraße 12") matches alone, the cheap test says it may; and the recognizer finds what the whole
+    pattern finds."""
+    import random
+    import re
+
+    from cloud_edge_privacy.detection import free_text as F
+
+    rng = random.Random(8)
+    alone = re.compile(F._SUFFIX_STREET)
+    pieces = ["straße", "STRASSE", "Weg", "gatan", "str.", "Kloster", "Main", "12", "4b", " ", "  ", "\n", ", ", "-",
+              "laan", "Vej", "x"]
+    hits = 0
+    for _ in range(4000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
+        if alone.search(text):
+            hits += 1
+            assert F._suffix_form_possible(text), text
+        want = [m.span() for m in F._ADDRESS.finditer(text) if m.end() - m.start() >= 6]
+        got = [(s.start, s.end) for s in F.AddressRecognizer().analyze(text) if s.source == "address:street"]
+        assert got == want, text
+    assert hits > 100
