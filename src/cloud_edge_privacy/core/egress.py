@@ -106,8 +106,8 @@ def _ordinary_person(surface: str, common: Set[str]) -> bool:
 
 def _find(rule: str, value: str, case_sensitive: bool, text: str) -> List[Tuple[int, int]]:
     """Every place ``value`` is written in ``text``: on word edges, or digit edges for a code's digits
-    (``find_surface``: the matches of the pattern ``(?<!\w)value(?!\w)``, tolerant of whitespace, without
-    compiling one per value and request)."""
+    (``find_surface``: the matches of the value's word-edged pattern, tolerant of whitespace, without compiling
+    one per value and request)."""
     return find_surface(text, value, ignore_case=not case_sensitive, digits=rule == "code_digits")
 
 
