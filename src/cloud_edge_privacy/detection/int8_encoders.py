@@ -7,10 +7,11 @@ once, at load, with a scale per output unit (symmetric, the largest weight at 12
 come.  The product is about three times as fast as in float32 on one thread (AVX-512 VNNI), and one call instead
 of thinc's layers and numpy's steps around each product saves about as much again.
 
-The values move by about 1% of their range, so a span can change where a model hesitates: on the 5-fold
-development prompts and TAB dev the figures are the float32 ones to a word (docs/detection.md, "Speed").  The
-embedding and the NER's own layers stay float32.  Inference only: a swapped block refuses ``is_train``.  The graph
-has no weights; ``scripts/make_products_graph.py`` writes it.
+The values move by about 1% of their range, so a span can change where a model hesitates (10 of the 238
+development and TAB dev texts); the 5-fold figures and TAB dev's are the float32 ones, with 2 more words kept
+(docs/detection.md, "Speed").  The embedding and the NER's own layers stay float32.  Inference only: a swapped
+encoder refuses ``is_train``.  The graphs, one per depth, have no weights; ``scripts/make_products_graph.py`` writes
+them.
 """
 from __future__ import annotations
 

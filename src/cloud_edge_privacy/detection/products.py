@@ -7,12 +7,12 @@ kernels on one thread take about 145 us, numpy's OpenBLAS about 175 us on one th
 start threads of its own, set for the whole process, which fight the detector's worker thread for the cores; an
 ONNX Runtime session's threads are its own (one here).
 
-Only the layers' forward products change (``gemm(x, w, trans2=True)``: every dense layer of the NER models and
-their embedding); the transition decoder's own small products, compiled into spaCy, are made in one batch by
-:mod:`.greedy_ner` instead.  The same
+Only the layers' forward products change (``gemm(x, w, trans2=True)``: every dense layer of the NER models that
+:mod:`.embed_tables` and :mod:`.int8_encoders` leave, such as the NER's hidden and output layers); the transition
+decoder's own small products, compiled into spaCy, are made in one batch by :mod:`.greedy_ner` instead.  The same
 products to float rounding: the spans of the default preset on the development prompts and TAB dev are the same
-(tests/test_products.py checks a sample against spaCy as installed).  The graph is ``products.onnx``, a single ``Gemm`` node with no
-weights, written by ``scripts/make_products_graph.py``.
+(tests/test_products.py checks a sample against spaCy as installed).  The graph is ``products.onnx``, a single
+``Gemm`` node with no weights, written by ``scripts/make_products_graph.py``.
 """
 from __future__ import annotations
 
