@@ -59,7 +59,7 @@ _FOLDS_TO_ASCII = frozenset("\u0130\u0131\u017f\u212a")
 
 
 def find_surface(text: str, surface: str, ignore_case: bool = False, digits: bool = False) -> List[Tuple[int, int]]:
-    """The ``(start, end)`` of every match of :func:`surface_pattern` in ``text`` (left to right, not
+    r"""The ``(start, end)`` of every match of :func:`surface_pattern` in ``text`` (left to right, not
     overlapping), found without compiling a pattern: co-reference and the egress guard look for each name of a
     prompt, and compiling one pattern per name was 5% of the gateway's time.  ``digits``: the edges are digits
     rather than word characters (the guard's ``(?<!\d)...(?!\d)``).
