@@ -7,7 +7,7 @@ import math
 import pkgutil
 import re
 from functools import lru_cache
-from typing import Dict, FrozenSet, Iterable, List, Tuple
+from typing import FrozenSet, Iterable, List, Tuple
 
 
 def _names_of(provider: type, kind: str) -> List[str]:
@@ -119,11 +119,11 @@ def zipf_of(word: str, lang: str) -> float:
     every language here, so it is looked up in wordfreq's table and rounded as wordfreq rounds it (the same
     value, tests/test_lexicon.py); wordfreq's tokenizer, which that spares, was most of a lookup's 20-40 us, and
     the name recognizers look up every new word of a prompt."""
-    from wordfreq import zipf_frequency
+    from wordfreq import get_frequency_dict, zipf_frequency  # wordfreq keeps each table once
 
     if not (word.isascii() and word.isalpha() and word.islower()):
         return zipf_frequency(word, lang)
-    freq = _frequencies(lang).get(word)
+    freq = get_frequency_dict(lang, "best").get(word)
     if freq is None:
         return _ZIPF_OF_UNKNOWN
     freq = max(1.0 / (1.0 / freq), _UNKNOWN_FREQ)  # wordfreq combines its tokens' frequencies this way
@@ -132,13 +132,6 @@ def zipf_of(word: str, lang: str) -> float:
 
 _UNKNOWN_FREQ = 1e-9  # wordfreq's zipf_to_freq(0): the minimum zipf_frequency passes on
 _ZIPF_OF_UNKNOWN = round(math.log(_UNKNOWN_FREQ, 10) + 9, 2)
-
-
-@lru_cache(maxsize=None)
-def _frequencies(lang: str) -> Dict[str, float]:
-    from wordfreq import get_frequency_dict
-
-    return get_frequency_dict(lang, "best")
 
 
 @lru_cache(maxsize=16384)

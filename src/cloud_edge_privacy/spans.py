@@ -55,7 +55,7 @@ def surface_pattern(surface: str, flags: int = 0) -> Pattern[str]:
 # Characters that ``re.IGNORECASE`` matches to an ASCII letter, or whose ``str.lower`` is not one character (the
 # dotted and dotless i, the long s and the Kelvin sign); in a text with none, ``str.lower`` is the regex's case
 # folding for an ASCII surface and keeps every offset.
-_FOLDS_TO_ASCII = frozenset("\u0130\u0131\u017f\u212a")
+FOLDS_TO_ASCII = frozenset("\u0130\u0131\u017f\u212a")
 
 
 def find_surface(text: str, surface: str, ignore_case: bool = False, digits: bool = False) -> List[Tuple[int, int]]:
@@ -66,9 +66,9 @@ def find_surface(text: str, surface: str, ignore_case: bool = False, digits: boo
 
     Python's ``\s``, ``\w`` and ``\d`` are ``str.isspace``, ``str.isalnum`` (or ``_``) and ``str.isdecimal``, so a
     case-sensitive search is the pattern's on any text.  Ignoring case, an ASCII surface in a text without
-    :data:`_FOLDS_TO_ASCII` is searched in ``text.lower()``; any other goes through the pattern."""
+    :data:`FOLDS_TO_ASCII` is searched in ``text.lower()``; any other goes through the pattern."""
     tokens = surface.split()
-    if not tokens or ignore_case and not (surface.isascii() and _FOLDS_TO_ASCII.isdisjoint(text)):
+    if not tokens or ignore_case and not (surface.isascii() and FOLDS_TO_ASCII.isdisjoint(text)):
         edge_a, edge_b = (r"(?<!\d)", r"(?!\d)") if digits else (r"(?<!\w)", r"(?!\w)")
         pattern = re.compile(edge_a + tolerant_body(surface) + edge_b, re.IGNORECASE if ignore_case else 0)
         return [m.span() for m in pattern.finditer(text)]

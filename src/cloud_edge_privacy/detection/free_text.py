@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import List
 
-from ..spans import Span
+from ..spans import FOLDS_TO_ASCII, Span
 from ..vocabulary import MONTH_ALTERNATION
 from .recognizer import register_recognizer
 
@@ -80,12 +80,11 @@ _ADDRESS = re.compile("|".join(_ADDRESS_FORMS))
 _ADDRESS_NO_SUFFIX_FORM = re.compile("|".join(f for f in _ADDRESS_FORMS if f is not _SUFFIX_STREET))
 _DE_SUFFIXES = tuple(s.replace("\\.", ".") for s in _DE_SUFFIX.split("|"))
 _BEFORE_SPACED_DIGIT = re.compile(r"\S\s+\d")
-_FOLDS_TO_ASCII = frozenset("\u0130\u0131\u017f\u212a")  # as spans.find_surface: re.IGNORECASE's odd folds
 
 
 def _suffix_form_possible(text: str) -> bool:
     """Whether a street suffix ("straße", "weg", "gatan"...) in any case ends right before spaces and a digit."""
-    if not _FOLDS_TO_ASCII.isdisjoint(text):
+    if not FOLDS_TO_ASCII.isdisjoint(text):
         return True
     return any(text[max(0, m.start() - 8):m.start() + 1].lower().endswith(_DE_SUFFIXES)
                for m in _BEFORE_SPACED_DIGIT.finditer(text))
