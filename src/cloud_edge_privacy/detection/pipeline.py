@@ -10,6 +10,7 @@ import unicodedata
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
+from types import MappingProxyType
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..spans import Span, find_surface, non_space_run
@@ -21,6 +22,7 @@ from .free_text import institution_name, translation_language
 from .public_parties import drop_public_parties, is_public_institution, named_public_body
 from .recognizer import Reads, identifying, priorities, run_recognizer, spec_of
 from .shared_jobs import SharedJobs
+from .steps import Step, StepContext, Trace, run_steps, select_steps
 from .structured import SECRET_PREFIX, outside_public_host
 from .trade_terms import trade_phrases, trade_trim
 
@@ -915,6 +917,82 @@ def _code_core(text: str, s: int, e: int) -> Tuple[int, int]:
     return (words[0][0], words[-1][1]) if words else (s, e)
 
 
+def unread_script(surface: str) -> bool:
+    """Whether ``surface`` holds a letter of a caseless script past Greek and Cyrillic (Hebrew, Arabic, Indic, Thai,
+    Khmer, Han, Kana, Hangul...): our models read English (and cased Latin, Greek and Cyrillic shapes) and, there,
+    tag whole clauses as organisations or places."""
+    return any(ord(c) >= 0x0590 and c.isalpha() and c.lower() == c.upper() for c in surface)
+
+
+def drop_unread_scripts(text: str, spans: Sequence[Span]) -> List[Span]:
+    """Without the spans a model (or a word-shape guess) made over letters of a script it never read
+    (:func:`unread_script`).  What finds names there stays: the validators, the multilingual name lists, the
+    address and legal-form patterns of those scripts."""
+    return [s for s in spans if s.source.split(":")[0] not in _UNREAD_BY or not unread_script(text[s.start:s.end])]
+
+
+_UNREAD_BY = _MODELS | {"shape"}
+
+
+def _tidy(ctx: StepContext, spans: List[Span]) -> List[Span]:
+    return [t for t in (tidy_span(ctx.text, s) for s in spans) if t is not None]
+
+
+def _decided(ctx: StepContext, spans: List[Span]) -> List[Span]:
+    return spans if ctx.decider is None else ctx.decider.keep(ctx.text, spans)  # type: ignore[attr-defined]
+
+
+def _propagated(ctx: StepContext, spans: List[Span]) -> List[Span]:
+    return propagate_mentions(ctx.text, spans, propagated=ctx.propagated, priority=ctx.priority,
+                              ordinary_zipf=ctx.ordinary_zipf)
+
+
+def _on_text(fn: Callable[[str, List[Span]], List[Span]]) -> Callable[[StepContext, List[Span]], List[Span]]:
+    return lambda ctx, spans: fn(ctx.text, spans)
+
+
+def _without_translation_languages(text: str, spans: List[Span]) -> List[Span]:
+    return [s for s in spans if not translation_language(text, s.start, s.end)]
+
+
+# Every post-detection step a preset may name (see steps.py), in the order of DEFAULT_STEPS.  Propagation reads the
+# recognizers' own spans, not only their merged union: when "Gitte and Sarina" is one span, "Gitte" alone elsewhere
+# is still a mention.
+STEPS: Mapping[str, Step] = MappingProxyType({s.name: s for s in (
+    Step("tidy", _tidy, "trim bullets, emoji, quotes and list dashes at a span's edges; drop name-like spans of stop "
+                        "words, pronouns or a header's label (tidy_span)"),
+    Step("decide", _decided, "the learned decider keeps a candidate (overlapping spans) when its probability of "
+                             "being private reaches the preset's threshold (no-op without a decider)"),
+    Step("unread_scripts", _on_text(drop_unread_scripts),
+         "drop a model's span holding letters of a caseless script (Han, Kana, Hangul, Thai, Arabic...) that no "
+         "model of ours was trained on: the conservative fallback there is the validators, name lists and forms"),
+    Step("drop_lone_ordinary_words", _on_text(drop_lone_ordinary_words),
+         "drop a lone everyday lower-case word only a model or a shape guess found"),
+    Step("drop_trade_terms", _on_text(_without_trade_terms), "drop or trim trade phrases (product and market terms)"),
+    Step("split_long_spans", _on_text(split_long_spans), "split a model's long span at list and clause breaks"),
+    Step("split_at_spaced_dash", _on_text(split_at_spaced_dash), "split a model's span at a spaced dash"),
+    Step("times_of_day", _on_text(times_of_day), "a clock time inside a model's non-date span becomes a DATETIME"),
+    Step("clip_at_identifiers", _on_text(clip_at_identifiers),
+         "a model's span does not run into a validated identifier (an e-mail, a URL)"),
+    Step("split_at_joining_words", _on_text(split_at_joining_words),
+         "split a span at a joining word ('at', 'from', 'via') between two names"),
+    Step("trim_lower_case_edges", _on_text(trim_lower_case_edges),
+         "trim everyday lower-case words at a model's span edges"),
+    Step("trim_kept", _on_text(trim_kept), "trim or drop what names nothing: code identifiers, bare quarters, clock "
+                                           "and frequency words, relative times, occupations"),
+    Step("propagate", _propagated, "co-reference: every other mention of an identifying form is masked too"),
+    Step("drop_translation_languages", _on_text(_without_translation_languages),
+         "the language of a translation ('Translate to French') is no private detail"),
+    Step("drop_public_parties", _on_text(drop_public_parties),
+         "drop the States and public institutions court texts name as parties"),
+)})
+# What a preset runs unless it says otherwise (the public-party filter is opt-in).
+DEFAULT_STEPS: Tuple[str, ...] = ("tidy", "decide", "unread_scripts", "drop_lone_ordinary_words", "drop_trade_terms",
+                                  "split_long_spans", "split_at_spaced_dash", "times_of_day", "clip_at_identifiers",
+                                  "split_at_joining_words", "trim_lower_case_edges", "trim_kept", "propagate",
+                                  "drop_translation_languages")
+
+
 class Detector:
     """A configured detection pipeline: recognizers -> optional per-candidate decision (learned weights) ->
     merge -> co-reference propagation -> optional public-party filter.  Recognizers with an ``analyze_many`` method are
@@ -923,19 +1001,25 @@ class Detector:
     def __init__(self, recognizers: Sequence[object], propagate: bool = True,
                  cache_size: int = 0, drop_public_parties: bool = False, name: str = "",
                  decider: Optional[object] = None, ordinary_zipf: Optional[float] = None,
-                 concurrent: bool = True) -> None:
+                 concurrent: bool = True, steps: Optional[Sequence[str]] = None,
+                 without_steps: Sequence[str] = ()) -> None:
         self.recognizers = list(recognizers)
         # derived from the recognizers' declarations (a recognizer without one is a clear TypeError here)
         specs = [spec_of(r) for r in self.recognizers]
         self.priority = priorities(specs)
         self.propagated = identifying(specs)
-        self.propagate = propagate
         self.ordinary_zipf = ordinary_zipf  # see propagate_mentions
         self.name = name
         # Decides per candidate (overlapping spans of all recognizers) what to keep, before propagation.
         self.decider = decider
-        # Applied last, so a State name propagated from elsewhere cannot re-mask its party mention.
-        self.drop_public_parties = drop_public_parties
+        # The post-detection steps, by name (see steps.py); by default every one, propagation and the public-party
+        # filter (applied last, so that a State name propagated from elsewhere cannot re-mask its party mention)
+        # as the two flags say.
+        if steps is None:
+            steps = [n for n in DEFAULT_STEPS if n != "propagate" or propagate] \
+                + (["drop_public_parties"] if drop_public_parties else [])
+        self.steps = select_steps(STEPS, steps, without_steps, where=f"detector {name!r}" if name else "detector")
+        self.step_names = tuple(s.name for s in self.steps)
         self.cache_size = cache_size  # 0: no cache (benchmarks measure real detection time)
         self._cache: "OrderedDict[str, Tuple[List[Span], float]]" = OrderedDict()
         self._cache_lock = threading.Lock()  # the cache is shared by threads (proxy workers, router + gateway)
@@ -1056,22 +1140,18 @@ class Detector:
         out = self._decide(norm.text, spans)
         return merge_spans(norm.spans_to_original(out), self.priority, norm.original) if norm.changed else out
 
-    def _decide(self, text: str, spans: List[Span]) -> List[Span]:
-        """The decision, tidying, merge, propagation and public-party filter, on the normalized text."""
-        # Propagation reads the recognizers' own spans, not only their merged union: when "Gitte and Sarina"
-        # is one span, "Gitte" alone elsewhere is still a mention.  It merges what it returns.
-        spans = [t for t in (tidy_span(text, s) for s in spans) if t is not None]
-        if self.decider is not None:
-            spans = self.decider.keep(text, spans)  # type: ignore[attr-defined]
-        spans = drop_lone_ordinary_words(text, spans)
-        spans = _without_trade_terms(text, spans)
-        spans = times_of_day(text, split_at_spaced_dash(text, split_long_spans(text, spans)))
-        spans = trim_kept(text, trim_lower_case_edges(text, split_at_joining_words(text, clip_at_identifiers(text,
-                                                                                                       spans))))
-        spans = propagate_mentions(text, spans, propagated=self.propagated, priority=self.priority,
-                                   ordinary_zipf=self.ordinary_zipf) \
-            if self.propagate else merge_spans(spans, self.priority, text)
-        # the language of a translation, whoever read it and wherever it was copied ("Translate to French" went out
-        # as "Translate to Dravish")
-        spans = [s for s in spans if not translation_language(text, s.start, s.end)]
-        return drop_public_parties(text, spans) if self.drop_public_parties else spans
+    def _decide(self, text: str, spans: List[Span], trace: Optional[Trace] = None) -> List[Span]:
+        """The post-detection steps on the normalized text, then the merge of what overlaps."""
+        ctx = StepContext(text, self.priority, self.propagated, self.ordinary_zipf, self.decider)
+        # propagation merges what it returns (merging again changes nothing); without it, this is the merge
+        return merge_spans(run_steps(self.steps, ctx, spans, trace), self.priority, text)
+
+    def analyze_traced(self, text: str) -> Tuple[List[Span], Trace]:
+        """The spans of ``text`` (as :meth:`analyze`, never cached) and the trace of what each post-detection step
+        removed or added (offsets of the normalized text, ``trace.text``; see :mod:`.steps`)."""
+        norm = normalize(text)
+        found = self.candidates_many([norm.text])[0]
+        trace = Trace(norm.text)
+        out = self._decide(norm.text, found, trace)
+        spans = merge_spans(norm.spans_to_original(out), self.priority, norm.original) if norm.changed else out
+        return spans, trace

@@ -32,10 +32,10 @@ import inspect
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..lexicon import ORDINARY_ZIPF
-from .pipeline import Detector
+from .pipeline import DEFAULT_STEPS, STEPS, Detector
 
 
 @dataclass(frozen=True)
@@ -74,15 +74,24 @@ class Decide:
 
 @dataclass(frozen=True)
 class Preset:
-    """A detector as data: what it is for, its recognizers in order, its decider and whether mentions propagate
-    (``ordinary_zipf``: see :func:`~.pipeline.propagate_mentions`)."""
+    """A detector as data: what it is for, its recognizers in order, its decider and its post-detection steps by
+    name, in order (:data:`~.pipeline.STEPS`; ``ordinary_zipf``: see :func:`~.pipeline.propagate_mentions`)."""
 
     description: str
     recognizers: Tuple[Use, ...]
     decider: Optional[Decide] = None
-    propagate: bool = True
-    drop_public_parties: bool = False
+    steps: Tuple[str, ...] = DEFAULT_STEPS
     ordinary_zipf: Optional[float] = None
+
+    def __post_init__(self) -> None:
+        unknown = [n for n in self.steps if n not in STEPS]
+        if unknown:
+            raise ValueError(f"preset {self.description!r}: unknown post-detection steps {unknown}; known: "
+                             f"{sorted(STEPS)}")
+
+    @property
+    def propagate(self) -> bool:
+        return "propagate" in self.steps
 
     def parameters(self) -> Dict[str, str]:
         """The keys :func:`build_detector` accepts for it, with what each names."""
@@ -125,6 +134,7 @@ _DEFAULT = Preset("recall first: every recognizer + the learned model, kept per 
                   candidates(), Decide("default", LEARNED_MODEL), ordinary_zipf=ORDINARY_ZIPF)
 # Chosen on TAB dev (see the example README): general NER adds recall, its public-institution spans (courts,
 # governments, headings, state names) are dropped, the TAB model adds precision.
+_NO_PROPAGATION = tuple(n for n in DEFAULT_STEPS if n != "propagate")
 _LEGAL = (Use("regex"), Use("spacy", {"drop_public_institutions": True}), Use("tab_ner"))
 
 PRESETS: Mapping[str, Preset] = MappingProxyType({
@@ -145,13 +155,14 @@ PRESETS: Mapping[str, Preset] = MappingProxyType({
         Use("regex"), Use("spacy", {"drop_public_institutions": True,
                                     "keep_categories": ("PERSON", "ORG", "DEM", "LOC", "DATETIME")}),
         Use("tab_ner"), Use("tab_ner", {"model": "sm"}))),
-    "structured": Preset("validators only (egress guard)", (Use("structured"),), propagate=False),
+    "structured": Preset("validators only (egress guard)", (Use("structured"),), steps=_NO_PROPAGATION),
     "federated": Preset("structured + the federated detector",
                         (Use("structured"), Use("regex"), Use("federated", {"model_dir": FEDERATED_MODEL}))),
     "regex+spacy": Preset("TAB regexes + spaCy", (Use("regex"), Use("spacy"))),
     "tab_ner": Preset("TAB NER alone", (Use("tab_ner"),)),
-    "spacy": Preset("plain spaCy baseline", (Use("spacy", {"skip_labels": ()}),), propagate=False),
-    "presidio": Preset("plain Presidio baseline", (Use("presidio"),), propagate=False),
+    # plain: the recognizer's own spans, merged, with none of our post-detection steps
+    "spacy": Preset("plain spaCy baseline", (Use("spacy", {"skip_labels": ()}),), steps=()),
+    "presidio": Preset("plain Presidio baseline", (Use("presidio"),), steps=()),
 })
 DETECTORS = tuple(PRESETS)
 
@@ -179,8 +190,9 @@ def _recognizer(preset: str, use: Use, overrides: Mapping[str, Any]) -> object:
     return SentenceGate(rec) if use.gate else rec
 
 
-def build(name: str, preset: Preset, **overrides: Any) -> Detector:
-    """A new detector for ``preset`` (named ``name``); ``overrides`` set its :class:`Param` values."""
+def build(name: str, preset: Preset, without_steps: Sequence[str] = (), **overrides: Any) -> Detector:
+    """A new detector for ``preset`` (named ``name``); ``overrides`` set its :class:`Param` values;
+    ``without_steps`` names post-detection steps of the preset to switch off (an ablation)."""
     accepted = preset.parameters()
     for key in overrides:
         if key not in accepted:
@@ -196,14 +208,15 @@ def build(name: str, preset: Preset, **overrides: Any) -> Detector:
         folder = _value(preset.decider.model_dir, overrides) or MODEL_DIR
         decider = SpanDecider(preset.decider.rule, path=str(Path(folder) / "decider.json"),
                               threshold=preset.decider.threshold)
-    return Detector(recognizers, propagate=preset.propagate, drop_public_parties=preset.drop_public_parties,
-                    name=name, decider=decider, ordinary_zipf=preset.ordinary_zipf)
+    return Detector(recognizers, name=name, decider=decider, ordinary_zipf=preset.ordinary_zipf,
+                    steps=preset.steps, without_steps=tuple(without_steps))
 
 
 def build_detector(name: str = "default", **overrides: Any) -> Detector:
     """A new detector for a preset name (see the module docstring).  ``overrides``: the preset's parameters
     (:meth:`Preset.parameters`), e.g. ``learned_path`` / ``encoder_path`` (a cross-validation fold's models) or
-    ``federated_path``; ``None`` leaves one unset."""
+    ``federated_path``; ``None`` leaves one unset.  ``without_steps=("split_long_spans", ...)`` switches off
+    post-detection steps of the preset (``pipeline.STEPS``)."""
     if name not in PRESETS:
         raise ValueError(f"unknown detector {name!r}; known: {DETECTORS}")
     return build(name, PRESETS[name], **{k: v for k, v in overrides.items() if v is not None})

@@ -1,0 +1,84 @@
+"""Post-detection steps: declared by name in presets, switchable, traced (detection/steps.py, pipeline.STEPS)."""
+from __future__ import annotations
+
+import pytest
+
+from cloud_edge_privacy.detection import build_detector
+from cloud_edge_privacy.detection.pipeline import DEFAULT_STEPS, STEPS, Detector, drop_unread_scripts, unread_script
+from cloud_edge_privacy.detection.presets import PRESETS, Preset
+from cloud_edge_privacy.detection.recognizer import declare, Declared
+from cloud_edge_privacy.spans import Span
+
+
+class _Fixed:
+    """A fake model recognizer returning fixed spans (logic test only)."""
+
+    def __init__(self, spans):
+        self.spans = spans
+
+    def analyze(self, text):
+        return list(self.spans)
+
+
+def _model(spans, prefix="spacy"):
+    return Declared(_Fixed(spans), declare(f"fixed_{prefix}", {"PERSON", "ORG", "LOC"}, {prefix: 2.0}))
+
+
+def test_every_preset_names_known_steps_and_the_baselines_are_plain():
+    for name, preset in PRESETS.items():
+        assert all(s in STEPS for s in preset.steps), name
+    # "plain" baselines: the recognizer's own spans, merged, with none of our post-processing
+    assert PRESETS["spacy"].steps == () and PRESETS["presidio"].steps == ()
+    assert PRESETS["default"].steps == DEFAULT_STEPS and "propagate" in DEFAULT_STEPS
+    assert list(DEFAULT_STEPS) == [s for s in DEFAULT_STEPS if s in STEPS]
+
+
+def test_unknown_step_names_are_clear_errors():
+    with pytest.raises(ValueError, match="unknown post-detection steps"):
+        Preset("x", (), steps=("tidy", "no_such_step"))
+    with pytest.raises(ValueError, match="unknown post-detection step 'nope'"):
+        build_detector("fast", without_steps=("nope",))
+    with pytest.raises(ValueError, match="are not steps it runs"):
+        build_detector("spacy", without_steps=("tidy",))
+
+
+def test_a_step_switched_off_changes_the_spans_and_the_trace_says_which_step_did_it():
+    text = "Please ask • Anna Berg about it."
+    s = text.index("•")
+    det = Detector([_model([Span(s, s + len("• Anna Berg"), "PERSON", 0.9, "spacy:PERSON")])])
+    spans, trace = det.analyze_traced(text)
+    assert [text[x.start:x.end] for x in spans] == ["Anna Berg"]
+    tidy = [e for e in trace.entries if e.step == "tidy"]
+    assert len(tidy) == 1 and tidy[0].removed[0].start == s and tidy[0].added[0].start == text.index("Anna")
+    assert any(line.startswith("tidy: '• Anna Berg' PERSON") for line in trace.lines())
+    off = Detector([_model([Span(s, s + len("• Anna Berg"), "PERSON", 0.9, "spacy:PERSON")])], without_steps=("tidy",))
+    assert [text[x.start:x.end] for x in off.analyze(text)] == ["• Anna Berg"]
+    assert "tidy" not in off.step_names and off.step_names == tuple(n for n in DEFAULT_STEPS if n != "tidy")
+
+
+def test_the_trace_is_empty_when_no_step_changes_anything_and_spans_equal_analyze():
+    text = "Anna Berg lives in Oslo."
+    det = Detector([_model([Span(0, 9, "PERSON", 0.9, "spacy:PERSON"), Span(19, 23, "LOC", 0.9, "spacy:LOC")])])
+    spans, trace = det.analyze_traced(text)
+    assert spans == det.analyze(text) and trace.entries == []
+
+
+def test_unread_scripts_drops_model_spans_over_caseless_scripts_only():
+    assert unread_script("不论是孩子、家长") and unread_script("مركز الإتصالات") and unread_script("서울")
+    assert not unread_script("Anna Berg") and not unread_script("Москва") and not unread_script("Ἀθῆναι") \
+        and not unread_script("Nguyễn Thị Ánh") and not unread_script("Müller-Straße")
+    text = "Centric Brands System.这段话通顺吗 王小明"
+    clause = Span(0, text.index(" 王"), "ORG", 0.8, "tab_ner:ORG")  # a model's clause over Han letters
+    latin = Span(0, 14, "ORG", 0.8, "learned:ORG")
+    listed = Span(text.index("王"), len(text), "PERSON", 0.9, "names:foreign_script")  # a name list reads Han
+    kept = drop_unread_scripts(text, [clause, latin, listed])
+    assert kept == [latin, listed]
+
+
+def test_the_default_preset_runs_its_steps_on_a_real_detector():
+    det = build_detector("fast")
+    assert det.step_names == DEFAULT_STEPS
+    text = "Translate to French: Dear Mark, I am Anna Berg from Oslo."
+    spans, trace = det.analyze_traced(text)
+    assert spans == det.analyze(text)
+    assert all(e.step in det.step_names for e in trace.entries)
