@@ -18,8 +18,8 @@ structured     only the fast validators (what the egress guard runs over the out
 federated      structured + TAB regexes + the federated detector (registered by cloud_edge_privacy.federated)
 regex+spacy    TAB regexes + spaCy NER
 tab_ner        the TAB NER alone
-spacy          plain spaCy en_core_web_sm NER (baseline, no propagation)
-presidio       plain Microsoft Presidio (baseline, no propagation)
+spacy          plain spaCy en_core_web_sm NER (baseline, no post-detection step)
+presidio       plain Microsoft Presidio (baseline, no post-detection step)
 =============  =====================================================================================
 
 A parameter value may be a :class:`Param`: the caller sets it (``build_detector("default",

@@ -1,0 +1,543 @@
+"""Rebuild data/multilingual/multilingual_dev.json from public, licensed NER corpora.
+
+The set measures the detector on non-English and non-Latin text: about 30 short real texts per
+language (zh, ko, ja, ru, es, fr, de), each with its human entity annotations as character
+offsets, in the TAB-like format of data/prompts/pupa_tnb_tab.json.  Nothing here is generated:
+every text is a sentence, or 2-3 consecutive sentences of one source document, copied from the
+source file; every mention is the source's own annotation, only its label mapped to a TAB
+category (the source's label is kept in ``source_label``).
+
+Sources are read straight out of git snapshots at pinned commits (``git show COMMIT:PATH``), so
+the output depends only on those commits and on the seed.  ``--mirror-dir`` holds one bare git
+directory per repository, named ``<owner>+<name>/repo`` (or ``<owner>+<name>/repo/.git``), as
+``git clone --bare https://github.com/<owner>/<name> <mirror-dir>/<owner>+<name>/repo`` makes.
+
+Per language, texts of 20-400 characters are candidates; with ``random.Random(SEED)`` the script
+draws 24 that contain at least one mention and 6 that contain none (20 %, so over-masking of
+entity-free text is measured), then shuffles them.  Each mention's text is asserted to equal
+``text[start:end]``.
+
+Run (from the repository root):
+    python3 scripts/make_multilingual_dev.py --mirror-dir /work/.mirror
+It writes data/multilingual/multilingual_dev.json and prints counts per language.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+SEED = 49
+N_WITH_ENTITIES = 24
+N_WITHOUT_ENTITIES = 6
+MIN_CHARS = 20
+MAX_CHARS = 400
+MAX_SENTENCES_PER_TEXT = 3
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_OUT = REPO_ROOT / "data" / "multilingual" / "multilingual_dev.json"
+
+# (start, end, TAB category, source label); offsets into the candidate's text, end exclusive.
+Span = Tuple[int, int, str, str]
+
+
+@dataclass(frozen=True)
+class Source:
+    """One pinned source file set."""
+
+    lang: str
+    script: str
+    name: str  # short source name: meta.source and the annotator key
+    repo: str  # owner/name on GitHub
+    commit: str
+    paths: Tuple[str, ...]  # files, or folders (a trailing "/") whose files are read
+    split: str
+    licence: str
+
+
+SOURCES: Dict[str, Source] = {
+    "zh": Source("zh", "Han", "uner-zh-gsdsimp", "UniversalNER/UNER_Chinese-GSDSIMP",
+                 "1f0307599dece7b83f4cba90ce9b63ef37a7b162", ("zh_gsdsimp-ud-dev.iob2",), "dev",
+                 "CC BY-SA 4.0"),
+    "ko": Source("ko", "Hangul", "klue-ner", "KLUE-benchmark/KLUE",
+                 "3efd98708a40ff49251fddde35453f8fbb11f536",
+                 ("klue_benchmark/klue-ner-v1.1/klue-ner-v1.1_dev.tsv",), "dev", "CC BY-SA 4.0"),
+    "ja": Source("ja", "Han+Kana", "stockmark-ner-wikipedia", "stockmarkteam/ner-wikipedia-dataset",
+                 "5e525c2132c0e87cce890b8b92639a0cf357c1f3", ("ner.json",),
+                 "all (the dataset has no split)", "CC BY-SA 3.0"),
+    "ru": Source("ru", "Cyrillic", "factrueval-2016", "dialogue-evaluation/factRuEval-2016",
+                 "dfe96237fce79fde13b2021d1938587e4ea3042e", ("devset/",), "devset", "MIT"),
+    "es": Source("es", "Latin", "meddocan", "PlanTL-GOB-ES/SPACCC_MEDDOCAN",
+                 "783a6df385c975b328c99bcffb54196a9ba4078a", ("corpus/dev/brat/",), "dev", "CC BY 4.0"),
+    "fr": Source("fr", "Latin", "winer-fr", "YoannDupont/WiNER-fr",
+                 "0fe35f0d687f27f230b550a09fed1d641a4b1601", ("2016/", "2017/", "2018/"),
+                 "all (the corpus has no split)", "texts CC BY 2.5 (Wikinews), annotations CC BY 4.0"),
+    "de": Source("de", "Latin", "germeval-2014", "MaviccPRP/ger_ner_evals",
+                 "091199e6d30885f6bba18dfd1ba1c7ea1dd51898", ("corpora/germaner/NER-de-dev.tsv",), "dev",
+                 "CC BY 4.0"),
+}
+
+# Source label -> TAB category (data/tab/*.json and cloud_edge_privacy.vocabulary.TAB_CATEGORIES).
+# A label mapped to None is not a mention here (see data/multilingual/README.md).
+LABEL_MAPS: Dict[str, Dict[str, Optional[str]]] = {
+    "zh": {"PER": "PERSON", "ORG": "ORG", "LOC": "LOC"},
+    "ko": {"PS": "PERSON", "OG": "ORG", "LC": "LOC", "DT": "DATETIME", "TI": "DATETIME", "QT": "QUANTITY"},
+    "ja": {"人名": "PERSON", "法人名": "ORG", "政治的組織名": "ORG", "その他の組織名": "ORG", "地名": "LOC",
+           "施設名": "LOC", "製品名": "MISC", "イベント名": "MISC"},
+    "ru": {"Person": "PERSON", "Org": "ORG", "LocOrg": "LOC", "Location": "LOC", "Project": "MISC"},
+    "es": {"NOMBRE_SUJETO_ASISTENCIA": "PERSON", "NOMBRE_PERSONAL_SANITARIO": "PERSON",
+           "FAMILIARES_SUJETO_ASISTENCIA": "MISC", "OTROS_SUJETO_ASISTENCIA": "MISC", "PROFESION": "MISC",
+           "TERRITORIO": "LOC", "PAIS": "LOC", "CALLE": "LOC",
+           "HOSPITAL": "ORG", "INSTITUCION": "ORG", "CENTRO_SALUD": "ORG",
+           "FECHAS": "DATETIME", "EDAD_SUJETO_ASISTENCIA": "DEM", "SEXO_SUJETO_ASISTENCIA": "DEM",
+           "ID_SUJETO_ASISTENCIA": "CODE", "ID_TITULACION_PERSONAL_SANITARIO": "CODE",
+           "ID_ASEGURAMIENTO": "CODE", "ID_CONTACTO_ASISTENCIAL": "CODE", "ID_EMPLEO_PERSONAL_SANITARIO": "CODE",
+           "CORREO_ELECTRONICO": "CODE", "NUMERO_TELEFONO": "CODE", "NUMERO_FAX": "CODE",
+           "URL_WEB": "CODE", "DIREC_PROT_INTERNET": "CODE", "NUMERO_BENEF_PLAN_SALUD": "CODE",
+           "IDENTIF_VEHICULOS_NRSERIE_PLACAS": "CODE", "IDENTIF_DISPOSITIVOS_NRSERIE": "CODE",
+           "IDENTIF_BIOMETRICOS": "CODE", "OTRO_NUMERO_IDENTIF": "CODE"},
+    "fr": {"Person": "PERSON", "Organization": "ORG", "Location": "LOC", "Event": "MISC", "Product": "MISC",
+           "Date": "DATETIME", "Hour": "DATETIME"},
+    # GermEval's *deriv (e.g. "deutschen") and *part (e.g. "EU-Staaten") are words derived from or
+    # containing a name, not names: left out.
+    "de": {"PER": "PERSON", "ORG": "ORG", "LOC": "LOC", "OTH": "MISC"},
+}
+DIRECT_CATEGORIES = frozenset({"PERSON", "CODE"})
+
+
+@dataclass
+class Candidate:
+    """One text that may be drawn, with its mentions (offsets into ``text``)."""
+
+    text: str
+    spans: List[Span]
+    ref: str  # where it is in the source (file, sentence ids)
+
+
+@dataclass
+class Stats:
+    documents_read: int = 0
+    documents_skipped: int = 0  # a source annotation whose text does not match its offsets
+    windows_skipped: int = 0  # a mention crossing a window boundary
+    dropped_labels: Counter = field(default_factory=Counter)
+
+
+class Mirror:
+    """Reads files out of bare git directories at pinned commits."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def git_dir(self, repo: str) -> Path:
+        base = self.root / repo.replace("/", "+") / "repo"
+        for cand in (base / ".git", base):
+            if (cand / "HEAD").exists():
+                return cand
+        raise SystemExit(f"no git directory for {repo} under {self.root} (expected {base})")
+
+    def _git(self, repo: str, *args: str) -> bytes:
+        proc = subprocess.run(["git", f"--git-dir={self.git_dir(repo)}", *args], capture_output=True)
+        if proc.returncode != 0:
+            raise SystemExit(f"git {' '.join(args)} failed for {repo}: {proc.stderr.decode(errors='replace')}")
+        return proc.stdout
+
+    def read(self, src: Source, path: str) -> str:
+        return self._git(src.repo, "show", f"{src.commit}:{path}").decode("utf-8")
+
+    def list_files(self, src: Source, folder: str) -> List[str]:
+        out = self._git(src.repo, "ls-tree", "-r", "--name-only", src.commit, "--", folder).decode("utf-8")
+        return sorted(line for line in out.splitlines() if line)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def bio_spans(tags: Sequence[str]) -> List[Tuple[int, int, str]]:
+    """Token-index spans ``[i, j)`` of a BIO (or IO) tag sequence."""
+    spans: List[Tuple[int, int, str]] = []
+    start, label = -1, ""
+    for i, tag in enumerate(list(tags) + ["O"]):
+        prefix, _, lab = tag.partition("-")
+        if tag == "O" or prefix == "B" or (prefix == "I" and lab != label):
+            if start >= 0:
+                spans.append((start, i, label))
+            start, label = (i, lab) if tag != "O" else (-1, "")
+    return spans
+
+
+def map_spans(raw: Iterable[Tuple[int, int, str]], lang: str, stats: Stats) -> List[Span]:
+    out: List[Span] = []
+    for s, e, label in raw:
+        cat = LABEL_MAPS[lang].get(label)
+        if cat is None:
+            stats.dropped_labels[label] += 1
+            continue
+        out.append((s, e, cat, label))
+    return sorted(out)
+
+
+def outermost(spans: List[Tuple[int, int, str]]) -> List[Tuple[int, int, str]]:
+    """Drop spans inside another span (nested annotation: keep the outer one, TAB is flat)."""
+    keep: List[Tuple[int, int, str]] = []
+    for s, e, lab in sorted(spans, key=lambda x: (x[0], -x[1])):
+        if keep and s >= keep[-1][0] and e <= keep[-1][1]:
+            continue
+        if keep and s < keep[-1][1]:  # partial overlap: keep the first
+            continue
+        keep.append((s, e, lab))
+    return keep
+
+
+SENT_END = re.compile(r"(?<=[.!?…])[ \t]+(?=\S)|\n+")
+
+
+def sentence_bounds(text: str) -> List[Tuple[int, int]]:
+    """Character ranges of sentences: split at line breaks and after . ! ? … followed by a blank."""
+    bounds: List[Tuple[int, int]] = []
+    pos = 0
+    for m in list(SENT_END.finditer(text)) + [None]:
+        end = m.start() if m else len(text)
+        seg = text[pos:end]
+        if seg.strip():
+            lead = len(seg) - len(seg.lstrip())
+            bounds.append((pos + lead, pos + len(seg.rstrip())))
+        if m:
+            pos = m.end()
+    return bounds
+
+
+def windows(doc_text: str, sents: List[Tuple[int, int]], spans: List[Span], ref: str,
+            stats: Stats) -> List[Candidate]:
+    """Non-overlapping runs of up to MAX_SENTENCES_PER_TEXT consecutive sentences (<= MAX_CHARS)."""
+    out: List[Candidate] = []
+    i = 0
+    while i < len(sents):
+        j = i + 1
+        while (j < len(sents) and j - i < MAX_SENTENCES_PER_TEXT
+               and sents[j][1] - sents[i][0] <= MAX_CHARS):
+            j += 1
+        ws, we = sents[i][0], sents[j - 1][1]
+        inside = [sp for sp in spans if ws <= sp[0] and sp[1] <= we]
+        crossing = [sp for sp in spans if sp[0] < we and sp[1] > ws and sp not in inside]
+        if crossing:
+            stats.windows_skipped += 1
+        else:
+            out.append(Candidate(doc_text[ws:we], [(s - ws, e - ws, c, l) for s, e, c, l in inside],
+                                 f"{ref}#s{i}-{j - 1}"))
+        i = j
+    return out
+
+
+def brat_spans(ann: str, text: str) -> Optional[List[Tuple[int, int, str]]]:
+    """Text-bound annotations of a BRAT .ann file; None if one does not match its text."""
+    spans: List[Tuple[int, int, str]] = []
+    for line in ann.splitlines():
+        if not line.startswith("T"):
+            continue
+        _, mid, surface = line.split("\t", 2)
+        label, _, offs = mid.partition(" ")
+        if ";" in offs:  # discontinuous: not representable, and none occur in these sources
+            return None
+        s, e = (int(x) for x in offs.split())
+        if text[s:e] != surface:
+            return None
+        spans.append((s, e, label))
+    return spans
+
+
+# --------------------------------------------------------------------------- loaders
+
+
+def load_uner(src: Source, mirror: Mirror, stats: Stats) -> List[Candidate]:
+    """UNER .iob2 (CoNLL-U-like: '# text = ...' then id, token, BIO tag, ...): one sentence each."""
+    out: List[Candidate] = []
+    for block in mirror.read(src, src.paths[0]).split("\n\n"):
+        lines = [ln for ln in block.splitlines() if ln.strip()]
+        text = next((ln[len("# text = "):] for ln in lines if ln.startswith("# text = ")), None)
+        sent_id = next((ln[len("# sent_id = "):] for ln in lines if ln.startswith("# sent_id = ")), "?")
+        if text is None:
+            continue
+        stats.documents_read += 1
+        rows = [ln.split("\t") for ln in lines if not ln.startswith("#")]
+        pos, offs, ok = 0, [], True
+        for row in rows:
+            tok = row[1]
+            while pos < len(text) and text[pos].isspace():
+                pos += 1
+            if not text.startswith(tok, pos):
+                ok = False
+                break
+            offs.append((pos, pos + len(tok)))
+            pos += len(tok)
+        if not ok:
+            stats.documents_skipped += 1
+            continue
+        raw = [(offs[i][0], offs[j - 1][1], lab) for i, j, lab in bio_spans([r[2] for r in rows])]
+        out.append(Candidate(text, map_spans(raw, src.lang, stats), sent_id))
+    return out
+
+
+def load_klue(src: Source, mirror: Mirror, stats: Stats) -> List[Candidate]:
+    """KLUE NER: '## <id>\\t<marked sentence>' then one 'character\\tBIO tag' line per character."""
+    out: List[Candidate] = []
+    cur_id, chars, tags = None, [], []
+
+    def flush() -> None:
+        if cur_id is None:
+            return
+        stats.documents_read += 1
+        text = "".join(chars)
+        raw = [(i, j, lab) for i, j, lab in bio_spans(tags)]
+        out.append(Candidate(text, map_spans(raw, src.lang, stats), cur_id))
+
+    for line in mirror.read(src, src.paths[0]).split("\n"):
+        if line.startswith("## klue-ner"):
+            flush()
+            cur_id, chars, tags = line[3:].split("\t", 1)[0], [], []
+        elif line.startswith("##") or cur_id is None or not line:
+            continue
+        else:
+            ch, _, tag = line.rpartition("\t")
+            chars.append(ch)
+            tags.append(tag)
+    flush()
+    return out
+
+
+def load_stockmark(src: Source, mirror: Mirror, stats: Stats) -> List[Candidate]:
+    """Stockmark ner.json: [{curid, text, entities: [{name, span: [s, e], type}]}]: one sentence each."""
+    out: List[Candidate] = []
+    for i, item in enumerate(json.loads(mirror.read(src, src.paths[0]))):
+        stats.documents_read += 1
+        text = item["text"]
+        raw = [(e["span"][0], e["span"][1], e["type"]) for e in item["entities"]]
+        if any(text[s:e] != ent["name"] for (s, e, _), ent in zip(raw, item["entities"])):
+            stats.documents_skipped += 1
+            continue
+        out.append(Candidate(text, map_spans(outermost(raw), src.lang, stats), f"item{i}/curid{item['curid']}"))
+    return out
+
+
+def load_factrueval(src: Source, mirror: Mirror, stats: Stats) -> List[Candidate]:
+    """factRuEval-2016 devset: book_N.txt/.tokens/.spans/.objects; sentences from .tokens."""
+    out: List[Candidate] = []
+    files = mirror.list_files(src, src.paths[0])
+    for txt_path in [f for f in files if f.endswith(".txt")]:
+        base = txt_path[: -len(".txt")]
+        text = mirror.read(src, txt_path)
+        stats.documents_read += 1
+        sents: List[Tuple[int, int]] = []
+        first: Optional[int] = None
+        last = 0
+        ok = True
+        for line in mirror.read(src, base + ".tokens").splitlines() + [""]:
+            if not line.strip():
+                if first is not None:
+                    sents.append((first, last))
+                first = None
+                continue
+            _, s, ln, tok = line.split(" ", 3)
+            s_i, e_i = int(s), int(s) + int(ln)
+            ok = ok and text[s_i:e_i] == tok
+            first = s_i if first is None else first
+            last = e_i
+        spans_by_id: Dict[str, Tuple[int, int, str]] = {}
+        for line in mirror.read(src, base + ".spans").splitlines():
+            if line.strip():
+                sid, stype, s, ln = line.split(" ")[:4]
+                spans_by_id[sid] = (int(s), int(s) + int(ln), stype)
+        raw: List[Tuple[int, int, str]] = []
+        for line in mirror.read(src, base + ".objects").splitlines():
+            if not line.strip():
+                continue
+            head = line.split("#", 1)[0].split()
+            label, parts = head[1], [spans_by_id[x] for x in head[2:]]
+            if all(p[2] == "geo_adj" for p in parts):
+                # an adjective ("подмосковного"), like GermEval's LOCderiv: not a name
+                label = f"{label}(geo_adj)"
+            raw.append((min(p[0] for p in parts), max(p[1] for p in parts), label))
+        if not ok:
+            stats.documents_skipped += 1
+            continue
+        spans = map_spans(outermost(raw), src.lang, stats)
+        out.extend(windows(text, sents, spans, base.rsplit("/", 1)[-1], stats))
+    return out
+
+
+def load_brat_folder(src: Source, mirror: Mirror, stats: Stats) -> List[Candidate]:
+    """BRAT .txt/.ann pairs (MEDDOCAN, WiNER-fr); sentences from line breaks and end punctuation."""
+    out: List[Candidate] = []
+    for folder in src.paths:
+        files = mirror.list_files(src, folder)
+        for ann_path in [f for f in files if f.endswith(".ann")]:
+            base = ann_path[: -len(".ann")]
+            text = mirror.read(src, base + ".txt")
+            stats.documents_read += 1
+            raw = brat_spans(mirror.read(src, ann_path), text)
+            if raw is None:
+                stats.documents_skipped += 1
+                continue
+            spans = map_spans(outermost(raw), src.lang, stats)
+            out.extend(windows(text, sentence_bounds(text), spans, base, stats))
+    return out
+
+
+_NO_SPACE_BEFORE = {",", ".", ";", ":", "!", "?", ")", "]", "}", "%", "…", "“", "»"}
+_NO_SPACE_AFTER = {"(", "[", "{", "„", "«"}
+
+
+def detokenize(tokens: Sequence[str]) -> Tuple[str, List[Tuple[int, int]]]:
+    """Join GermEval tokens with blanks, except before closing and after opening punctuation.
+
+    A straight double quote opens and closes in turn.  Returns the text and each token's offsets.
+    """
+    parts: List[str] = []
+    offs: List[Tuple[int, int]] = []
+    pos = 0
+    quote_open = False
+    glue_next = False
+    for tok in tokens:
+        glue = glue_next or not parts or tok in _NO_SPACE_BEFORE
+        glue_next = tok in _NO_SPACE_AFTER
+        if tok == '"':
+            if quote_open:
+                glue = True
+            else:
+                glue_next = True
+            quote_open = not quote_open
+        if not glue:
+            parts.append(" ")
+            pos += 1
+        offs.append((pos, pos + len(tok)))
+        parts.append(tok)
+        pos += len(tok)
+    return "".join(parts), offs
+
+
+def load_germeval(src: Source, mirror: Mirror, stats: Stats) -> List[Candidate]:
+    """GermEval 2014 TSV: '#\\t<source url> [date]' then 'n\\ttoken\\touter BIO\\tinner BIO' lines."""
+    out: List[Candidate] = []
+    for block in mirror.read(src, src.paths[0]).split("\n\n"):
+        lines = [ln for ln in block.splitlines() if ln.strip()]
+        if not lines:
+            continue
+        stats.documents_read += 1
+        ref = next((ln.split("\t")[1] for ln in lines if ln.startswith("#")), "?")
+        rows = [ln.split("\t") for ln in lines if not ln.startswith("#")]
+        text, offs = detokenize([r[1] for r in rows])
+        raw = [(offs[i][0], offs[j - 1][1], lab) for i, j, lab in bio_spans([r[2] for r in rows])]
+        out.append(Candidate(text, map_spans(raw, src.lang, stats), ref))
+    return out
+
+
+LOADERS: Dict[str, Callable[[Source, Mirror, Stats], List[Candidate]]] = {
+    "zh": load_uner, "ko": load_klue, "ja": load_stockmark, "ru": load_factrueval,
+    "es": load_brat_folder, "fr": load_brat_folder, "de": load_germeval,
+}
+
+
+# --------------------------------------------------------------------------- assembly
+
+
+def draw(cands: List[Candidate], rng: random.Random) -> List[Candidate]:
+    usable = [c for c in cands if MIN_CHARS <= len(c.text) <= MAX_CHARS]
+    with_ents = [c for c in usable if c.spans]
+    without = [c for c in usable if not c.spans]
+    n_without = min(N_WITHOUT_ENTITIES, len(without))
+    n_with = min(N_WITH_ENTITIES + N_WITHOUT_ENTITIES - n_without, len(with_ents))
+    picked = rng.sample(with_ents, n_with) + rng.sample(without, n_without)
+    rng.shuffle(picked)
+    return picked
+
+
+def to_document(src: Source, idx: int, cand: Candidate) -> Dict[str, object]:
+    doc_id = f"ml-{src.lang}-{idx}"
+    mentions: List[Dict[str, object]] = []
+    entity_ids: Dict[Tuple[str, str], str] = {}
+    for k, (s, e, cat, label) in enumerate(cand.spans):
+        surface = cand.text[s:e]
+        assert surface and surface == cand.text[s:e], (doc_id, s, e)
+        key = (cat, surface)
+        if key not in entity_ids:
+            entity_ids[key] = f"{doc_id}_e{len(entity_ids)}"
+        mentions.append({
+            "entity_type": cat,
+            "entity_mention_id": f"{doc_id}_m{k}",
+            "start_offset": s,
+            "end_offset": e,
+            "span_text": surface,
+            "edit_type": "check",
+            "identifier_type": "DIRECT" if cat in DIRECT_CATEGORIES else "QUASI",
+            "entity_id": entity_ids[key],
+            "confidential_status": "NOT_CONFIDENTIAL",
+            "source_label": label,
+        })
+    return {
+        "doc_id": doc_id,
+        "text": cand.text,
+        "task": "multilingual",
+        "dataset_type": "dev",
+        "meta": {"language": src.lang, "script": src.script, "source": src.name, "source_repo": src.repo,
+                 "source_commit": src.commit, "source_split": src.split, "source_ref": cand.ref},
+        "quality_checked": False,
+        "annotations": {src.name: {"entity_mentions": mentions}},
+    }
+
+
+def build(mirror: Mirror, langs: Sequence[str]) -> Tuple[List[Dict[str, object]], List[str]]:
+    docs: List[Dict[str, object]] = []
+    report: List[str] = []
+    for lang in langs:
+        src = SOURCES[lang]
+        stats = Stats()
+        cands = LOADERS[lang](src, mirror, stats)
+        picked = draw(cands, random.Random(SEED))
+        lang_docs = [to_document(src, i, c) for i, c in enumerate(picked)]
+        docs.extend(lang_docs)
+        n_ment = sum(len(d["annotations"][src.name]["entity_mentions"]) for d in lang_docs)  # type: ignore[index]
+        n_empty = sum(1 for c in picked if not c.spans)
+        cats = Counter(m["entity_type"] for d in lang_docs  # type: ignore[index]
+                       for m in d["annotations"][src.name]["entity_mentions"])
+        dropped = ", ".join(f"{k} {v}" for k, v in sorted(stats.dropped_labels.items())) or "none"
+        report.append(
+            f"{lang}: {len(lang_docs)} texts ({n_empty} without entities), {n_ment} mentions "
+            f"[{', '.join(f'{k} {v}' for k, v in sorted(cats.items()))}] from {len(cands)} candidates; "
+            f"source docs read {stats.documents_read}, skipped {stats.documents_skipped}; "
+            f"windows skipped {stats.windows_skipped}; labels left out: {dropped}"
+        )
+    return docs, report
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mirror-dir", type=Path, required=True,
+                    help="folder with one bare git dir per source repository, <owner>+<name>/repo")
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output JSON (default {DEFAULT_OUT})")
+    ap.add_argument("--languages", default=",".join(SOURCES),
+                    help=f"comma-separated subset of {','.join(SOURCES)} (default: all)")
+    args = ap.parse_args(argv)
+    langs = [x.strip() for x in args.languages.split(",") if x.strip()]
+    unknown = [x for x in langs if x not in SOURCES]
+    if unknown:
+        ap.error(f"unknown language(s): {', '.join(unknown)}")
+    docs, report = build(Mirror(args.mirror_dir), langs)
+    for line in report:
+        print(line)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with open(args.out, "w", encoding="utf-8") as fh:
+        json.dump(docs, fh, ensure_ascii=False)
+        fh.write("\n")
+    total = sum(len(d["annotations"][next(iter(d["annotations"]))]["entity_mentions"]) for d in docs)  # type: ignore[index]
+    print(f"total: {len(docs)} texts, {total} mentions -> {args.out} ({args.out.stat().st_size} bytes)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
