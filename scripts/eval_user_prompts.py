@@ -39,6 +39,7 @@ from cloud_edge_privacy.detection.learned.folds import NO_PROMPTS  # noqa: E402
 from cloud_edge_privacy.detection.encoder_ner import fold_model_dir as encoder_fold_dir  # noqa: E402
 from cloud_edge_privacy.detection.presets import uses_encoder, uses_learned  # noqa: E402
 from cloud_edge_privacy.eval_sets import load_split, write_splits  # noqa: E402
+from cloud_edge_privacy.lexicon import CJK_CHARACTER  # noqa: E402
 from cloud_edge_privacy.metrics.tab_official import combine, mention_is_masked, score_document  # noqa: E402
 
 
@@ -159,7 +160,9 @@ def detect(name: str, docs: Sequence[Dict[str, Any]], cross_validate: bool, cros
     return out
 
 
-_WORDS = re.compile(r"\w+")
+# A word: a run of word characters, except that each Han, Kana or Hangul character is a word of its own (a Chinese
+# clause has no spaces: as one "word", masking one name in it would count the whole clause as lost).
+_WORDS = re.compile(CJK_CHARACTER + r"|(?:(?!" + CJK_CHARACTER + r")\w)+")
 
 
 def _norm(s: str) -> str:

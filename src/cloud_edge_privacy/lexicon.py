@@ -7,7 +7,7 @@ import math
 import pkgutil
 import re
 from functools import lru_cache
-from typing import FrozenSet, Iterable, List, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Tuple
 
 
 def _names_of(provider: type, kind: str) -> List[str]:
@@ -112,6 +112,26 @@ _CJK = re.compile("[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3]")
 def is_cjk(s: str) -> bool:
     """Whether ``s`` holds a Kana, Han or Hangul character."""
     return _CJK.search(s) is not None
+
+
+# The scripts written without spaces between words (or, for Hangul, with particles fused to a name), which the
+# learned NER's tokenizer reads one character a token: name -> character ranges (a regex class body).
+CJK_SCRIPTS: Dict[str, str] = {"Han": "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff",
+                               "Kana": "\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f",
+                               "Hangul": "\u1100-\u11ff\u3130-\u318f\uac00-\ud7af"}
+CJK_CHARACTER = "[" + "".join(CJK_SCRIPTS.values()) + "]"
+_CJK_SCRIPT = [(name, re.compile("[" + body + "]")) for name, body in CJK_SCRIPTS.items()]
+
+
+def unread_letters(surface: str, reads: FrozenSet[str] = frozenset()) -> bool:
+    """Whether ``surface`` holds a letter of a caseless script past Greek and Cyrillic (Hebrew, Arabic, Indic, Thai,
+    Khmer, Han, Kana, Hangul...) other than the :data:`CJK_SCRIPTS` named in ``reads``: a model trained on cased
+    text, or on only those scripts, has not read it (and, there, tags whole clauses as names)."""
+    for c in surface:
+        if ord(c) >= 0x0590 and c.isalpha() and c.lower() == c.upper() \
+                and not any(name in reads and pattern.match(c) for name, pattern in _CJK_SCRIPT):
+            return True
+    return False
 
 
 def zipf_of(word: str, lang: str) -> float:

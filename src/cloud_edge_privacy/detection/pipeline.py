@@ -13,6 +13,7 @@ from functools import partial
 from types import MappingProxyType
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from ..lexicon import unread_letters
 from ..spans import Span, find_surface, non_space_run
 from ..vocabulary import GREETINGS, MONTH_ABBREVIATIONS, MONTHS, RELATIVE_TIME_WORDS, TITLES, WEEKDAYS
 from .normalize import Normalized, normalize
@@ -919,19 +920,20 @@ def _code_core(text: str, s: int, e: int) -> Tuple[int, int]:
 
 def unread_script(surface: str) -> bool:
     """Whether ``surface`` holds a letter of a caseless script past Greek and Cyrillic (Hebrew, Arabic, Indic, Thai,
-    Khmer, Han, Kana, Hangul...): our models read English (and cased Latin, Greek and Cyrillic shapes) and, there,
-    tag whole clauses as organisations or places."""
-    return any(ord(c) >= 0x0590 and c.isalpha() and c.lower() == c.upper() for c in surface)
+    Khmer, Han, Kana, Hangul...; :func:`~..lexicon.unread_letters`): the English models read English (and cased
+    Latin, Greek and Cyrillic shapes) and, there, tag whole clauses as organisations or places."""
+    return unread_letters(surface)
 
 
 def drop_unread_scripts(text: str, spans: Sequence[Span]) -> List[Span]:
-    """Without the spans a model (or a word-shape guess) made over letters of a script it never read
-    (:func:`unread_script`).  What finds names there stays: the validators, the multilingual name lists, the
-    address and legal-form patterns of those scripts."""
+    """Without the spans an English model (spaCy, the TAB NER, the encoder, the federated model) or a word-shape
+    guess made over letters of a script it never read (:func:`unread_script`).  What finds names there stays: the
+    validators, the multilingual name lists, the address and legal-form patterns of those scripts, and the learned
+    NER, which drops by itself what its model did not read (``reads_scripts`` in its ``training.json``)."""
     return [s for s in spans if s.source.split(":")[0] not in _UNREAD_BY or not unread_script(text[s.start:s.end])]
 
 
-_UNREAD_BY = _MODELS | {"shape"}
+_UNREAD_BY = (_MODELS - {"learned"}) | {"shape"}
 
 
 def _tidy(ctx: StepContext, spans: List[Span]) -> List[Span]:

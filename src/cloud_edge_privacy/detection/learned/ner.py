@@ -7,12 +7,14 @@ the cache directory (see :func:`fold_model_dir`).
 """
 from __future__ import annotations
 
+import json
 import threading
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, List, Optional, Sequence
+from typing import Any, FrozenSet, List, Optional, Sequence
 
 from ...errors import ModelFileError
+from ...lexicon import unread_letters
 from ...spans import Span
 from ..public_parties import is_public_institution
 from ..recognizer import ALL_TAB, Reads, register_recognizer
@@ -29,6 +31,17 @@ def fold_model_dir(fold: int) -> Path:
     from ...models.catalog import cache_dir
 
     return cache_dir() / "learned_ner_folds" / f"fold{fold}"
+
+
+@lru_cache(maxsize=8)
+def reads_scripts(path: str) -> FrozenSet[str]:
+    """The caseless scripts a learned model was trained on (``reads_scripts`` in its ``training.json``: "Han",
+    "Kana", "Hangul"; none for a model without it): its spans over letters of any other caseless script are
+    dropped, since there it only guesses (whole clauses as names)."""
+    meta = Path(path, "training.json")
+    if not meta.is_file():
+        return frozenset()
+    return frozenset(json.loads(meta.read_text(encoding="utf-8")).get("reads_scripts", ()))
 
 
 @lru_cache(maxsize=8)
@@ -69,6 +82,7 @@ class LearnedNerRecognizer:
         self.path = str(path or MODEL_DIR)
         # as the spaCy recognizer: without courts, ministries, States and headings (is_public_institution)
         self.drop_public = drop_public_institutions
+        self._reads: FrozenSet[str] = frozenset()  # the model's reads_scripts, set when it is loaded
 
     def check(self) -> None:
         """Raise :class:`ModelFileError` now if the model is missing (presets call this when built)."""
@@ -80,6 +94,7 @@ class LearnedNerRecognizer:
     def analyze_many(self, texts: Sequence[str]) -> List[List[Span]]:
         """Batched with ``nlp.pipe``; long texts are read in pieces."""
         nlp = load_learned(self.path)
+        self._reads = reads_scripts(self.path)
         pieces = [(i, off, piece) for i, text in enumerate(texts) for off, piece in _pieces(text) if piece.strip()]
         out: List[List[Span]] = [[] for _ in texts]
         for (i, off, _), ents in zip(pieces, nlp.read([p[2] for p in pieces], self._entities)):
@@ -88,4 +103,5 @@ class LearnedNerRecognizer:
 
     def _entities(self, doc: Any) -> List[tuple]:
         return [(e.start_char, e.end_char, e.label_) for e in doc.ents if e.text.strip()
-                and not (self.drop_public and is_public_institution(e.text, e.label_))]
+                and not (self.drop_public and is_public_institution(e.text, e.label_))
+                and not unread_letters(e.text, self._reads)]
