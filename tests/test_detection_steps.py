@@ -82,3 +82,25 @@ def test_the_default_preset_runs_its_steps_on_a_real_detector():
     spans, trace = det.analyze_traced(text)
     assert spans == det.analyze(text)
     assert all(e.step in det.step_names for e in trace.entries)
+
+
+def test_a_sentence_in_another_language_is_told_apart_by_word_frequencies():
+    from cloud_edge_privacy.lexicon import mostly_another_language
+
+    assert mostly_another_language("Das Werk konnte aufgrund von Holzmangel in diesem Jahr nur wenige Wochen arbeiten.")
+    assert mostly_another_language("Je voudrais réserver une table pour deux personnes ce soir.")
+    assert mostly_another_language("Эти попытки свалить вину на американцев были не корректными")
+    # English quoting foreign names and places stays English; too few voting words decide nothing
+    assert not mostly_another_language("Please write to Hans Müller about the meeting in München next week.")
+    assert not mostly_another_language("Rachel Zheng is a clerk in the Administrative Department of H&R Technology.")
+    assert not mostly_another_language("Gdańsk Łódź")
+
+
+def test_english_models_are_not_read_in_a_sentence_of_another_language():
+    from cloud_edge_privacy.detection.pipeline import drop_english_models_in_other_languages as drop
+
+    text = "Bitte schreib an Herrn Weber. Der Weg führt zunächst im Uhrzeigersinn zum Brunnen. Ask Anna about it."
+    clause = Span(text.index("Der"), text.index(" zunächst"), "ORG", 0.8, "tab_ner:ORG")
+    learned = Span(text.index("Weber"), text.index("Weber") + 5, "PERSON", 0.8, "learned:PERSON")
+    english = Span(text.index("Anna"), text.index("Anna") + 4, "PERSON", 0.8, "spacy:PERSON")
+    assert drop(text, [clause, learned, english]) == [learned, english]

@@ -172,6 +172,47 @@ def common_in_another_language(word: str, zipf: float = 3.0) -> bool:
     return any(zipf_of(word, lang) >= zipf for lang in OTHER_LANGUAGES)
 
 
+# The languages a word may be more common in than in English, for :func:`mostly_another_language`: wordfreq's
+# cased-script languages of Europe (Latin, Cyrillic, Greek).  Caseless scripts are handled by unread_letters.
+LANGUAGE_VOTE = ("fr", "de", "es", "it", "pt", "nl", "ru", "pl", "uk", "cs", "sv", "tr", "ro", "hu", "el")
+_VOTE_WORD = re.compile(r"[^\W\d_]{2,}")
+# wordfreq's Zipf scale: an English word this common votes English at once (most words of an English sentence).
+_SURELY_ENGLISH = 4.0
+
+
+def language_votes(sentence: str) -> Tuple[int, int]:
+    """(English votes, votes for another language) of the words of ``sentence``: a word votes for the language of
+    :data:`LANGUAGE_VOTE` (or English) in which wordfreq finds it most common, if it is at least Zipf 3 common there
+    and half a point more common than in English; a word rare everywhere (a name, a handle) does not vote."""
+    en_votes = other_votes = 0
+    for match in _VOTE_WORD.finditer(sentence):
+        word = match.group().lower()
+        en = english_zipf(word)
+        if en >= _SURELY_ENGLISH:
+            en_votes += 1
+            continue
+        other = max(_other_zipf(word))
+        if other >= 3.0 and other >= en + 0.5:
+            other_votes += 1
+        elif en >= 3.0:
+            en_votes += 1
+    return en_votes, other_votes
+
+
+@lru_cache(maxsize=16384)
+def _other_zipf(word: str) -> Tuple[float, ...]:
+    return tuple(zipf_of(word, lang) for lang in LANGUAGE_VOTE)
+
+
+def mostly_another_language(sentence: str, min_votes: int = 3, share: float = 0.6) -> bool:
+    """Whether ``sentence`` is written in a language other than English: at least ``min_votes`` of its words
+    vote, and at least ``share`` of those for another language (:func:`language_votes`).  A German or Russian
+    sentence is; an English one quoting a German name or two is not.  wordfreq's frequencies, not a list."""
+    en_votes, other_votes = language_votes(sentence)
+    votes = en_votes + other_votes
+    return votes >= min_votes and other_votes >= share * votes
+
+
 # wordfreq's Zipf scale: a word at least this common in English that is in no list of names is an ordinary word.
 ORDINARY_ZIPF = 2.5
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_right
 import os
 import re
 import threading
@@ -13,7 +14,7 @@ from functools import partial
 from types import MappingProxyType
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from ..lexicon import unread_letters
+from ..lexicon import mostly_another_language, unread_letters
 from ..spans import Span, find_surface, non_space_run
 from ..vocabulary import GREETINGS, MONTH_ABBREVIATIONS, MONTHS, RELATIVE_TIME_WORDS, TITLES, WEEKDAYS
 from .normalize import Normalized, normalize
@@ -935,6 +936,30 @@ def drop_unread_scripts(text: str, spans: Sequence[Span]) -> List[Span]:
 
 _UNREAD_BY = (_MODELS - {"learned"}) | {"shape"}
 
+_SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n+")
+
+
+def drop_english_models_in_other_languages(text: str, spans: Sequence[Span]) -> List[Span]:
+    """Without the spans an English-only model (spaCy, the TAB NER, the encoder, the federated model) or a
+    word-shape guess made in a sentence written in another language (:func:`~..lexicon.mostly_another_language`:
+    most of its words are more common in French, German, Russian... than in English, by wordfreq): there they tag
+    clauses and capitalised nouns as names.  The learned NER (trained on seven languages), the validators, the
+    name lists and the place gazetteer still read it.  Each sentence is judged once, and only where such a span
+    starts."""
+    starts = [0] + [m.end() for m in _SENTENCE_END.finditer(text)]
+    judged: Dict[int, bool] = {}
+    out = []
+    for span in spans:
+        if span.source.split(":")[0] in _UNREAD_BY:
+            k = bisect_right(starts, span.start) - 1
+            if k not in judged:
+                end = starts[k + 1] if k + 1 < len(starts) else len(text)
+                judged[k] = mostly_another_language(text[starts[k]:end])
+            if judged[k]:
+                continue
+        out.append(span)
+    return out
+
 
 def _tidy(ctx: StepContext, spans: List[Span]) -> List[Span]:
     return [t for t in (tidy_span(ctx.text, s) for s in spans) if t is not None]
@@ -968,6 +993,9 @@ STEPS: Mapping[str, Step] = MappingProxyType({s.name: s for s in (
     Step("unread_scripts", _on_text(drop_unread_scripts),
          "drop a model's span holding letters of a caseless script (Han, Kana, Hangul, Thai, Arabic...) that no "
          "model of ours was trained on: the conservative fallback there is the validators, name lists and forms"),
+    Step("other_languages", _on_text(drop_english_models_in_other_languages),
+         "drop an English-only model's span (or a shape guess) in a sentence written in another language (wordfreq's "
+         "word frequencies): the learned NER, validators, name lists and gazetteer read it"),
     Step("drop_lone_ordinary_words", _on_text(drop_lone_ordinary_words),
          "drop a lone everyday lower-case word only a model or a shape guess found"),
     Step("drop_trade_terms", _on_text(_without_trade_terms), "drop or trim trade phrases (product and market terms)"),
@@ -989,7 +1017,8 @@ STEPS: Mapping[str, Step] = MappingProxyType({s.name: s for s in (
          "drop the States and public institutions court texts name as parties"),
 )})
 # What a preset runs unless it says otherwise (the public-party filter is opt-in).
-DEFAULT_STEPS: Tuple[str, ...] = ("tidy", "decide", "unread_scripts", "drop_lone_ordinary_words", "drop_trade_terms",
+DEFAULT_STEPS: Tuple[str, ...] = ("tidy", "decide", "unread_scripts", "other_languages", "drop_lone_ordinary_words",
+                                  "drop_trade_terms",
                                   "split_long_spans", "split_at_spaced_dash", "times_of_day", "clip_at_identifiers",
                                   "split_at_joining_words", "trim_lower_case_edges", "trim_kept", "propagate",
                                   "drop_translation_languages")
