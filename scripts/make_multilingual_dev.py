@@ -17,9 +17,23 @@ draws 24 that contain at least one mention and 6 that contain none (20 %, so ove
 entity-free text is measured), then shuffles them.  Each mention's text is asserted to equal
 ``text[start:end]``.
 
+``--split train`` builds the training set data/multilingual/multilingual_train.json instead: 260
+texts per language (208 with a mention, 52 without; ko: 260 with, as every KLUE dev sentence has one;
+260 keeps the file under 2.5 MB), drawn with ``random.Random(SEED + 1)`` from
+the source's train split where the mirrored snapshot has it (zh, es), from another split otherwise
+(ru: factRuEval's testset/, the repository has no train folder; de: GermEval's test file, as its
+train file is not in the snapshot), and, where the source has no split (ja, fr) or no other labelled
+split is at hand (ko), from the texts the dev draw did not use, leaving out every source document
+(fr, es, ru: file; ja: Wikipedia article, ``curid``; de: source URL; zh, ko: sentence) that a dev text
+came from.  The dev draw is recomputed and checked against the dev JSON on disk, and the script
+asserts that no training text equals, contains or is contained in a dev text, and that no training
+text shares a source document with one.  Building the training set does not touch the dev JSON.
+
 Run (from the repository root):
     python3 scripts/make_multilingual_dev.py --mirror-dir /work/.mirror
-It writes data/multilingual/multilingual_dev.json and prints counts per language.
+    python3 scripts/make_multilingual_dev.py --mirror-dir /work/.mirror --split train
+The first writes data/multilingual/multilingual_dev.json, the second
+data/multilingual/multilingual_train.json; both print counts per language.
 """
 from __future__ import annotations
 
@@ -30,7 +44,7 @@ import re
 import subprocess
 import sys
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -41,8 +55,14 @@ MIN_CHARS = 20
 MAX_CHARS = 400
 MAX_SENTENCES_PER_TEXT = 3
 
+# The training split (--split train): a different seed, so the dev draw above is unchanged.
+TRAIN_SEED = SEED + 1
+TRAIN_N_WITH_ENTITIES = 208  # 260 texts per language, 80 % / 20 % as the dev set; 260 keeps the
+TRAIN_N_WITHOUT_ENTITIES = 52  # training JSON under 2.5 MB
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO_ROOT / "data" / "multilingual" / "multilingual_dev.json"
+DEFAULT_TRAIN_OUT = REPO_ROOT / "data" / "multilingual" / "multilingual_train.json"
 
 # (start, end, TAB category, source label); offsets into the candidate's text, end exclusive.
 Span = Tuple[int, int, str, str]
@@ -82,6 +102,20 @@ SOURCES: Dict[str, Source] = {
     "de": Source("de", "Latin", "germeval-2014", "MaviccPRP/ger_ner_evals",
                  "091199e6d30885f6bba18dfd1ba1c7ea1dd51898", ("corpora/germaner/NER-de-dev.tsv",), "dev",
                  "CC BY 4.0"),
+}
+
+# The training split's sources: the same repositories, commits and licences as SOURCES.
+# ko: klue-ner-v1.1_train.tsv and de: NER-de-train.tsv are files of 4 MiB and more, which the
+# mirrored snapshots do not hold; ko then uses the dev file's other sentences (KLUE publishes no
+# labelled test split), de GermEval's test file (a whole split of its own, like ru's testset/).
+TRAIN_SOURCES: Dict[str, Source] = {
+    "zh": replace(SOURCES["zh"], paths=("zh_gsdsimp-ud-train.iob2",), split="train"),
+    "ko": replace(SOURCES["ko"], split="dev (sentences not in the dev set)"),
+    "ja": replace(SOURCES["ja"], split="all (articles not in the dev set)"),
+    "ru": replace(SOURCES["ru"], paths=("testset/",), split="testset"),
+    "es": replace(SOURCES["es"], paths=("corpus/train/brat/",), split="train"),
+    "fr": replace(SOURCES["fr"], split="all (documents not in the dev set)"),
+    "de": replace(SOURCES["de"], paths=("corpora/germaner/NER-de-test.tsv",), split="test"),
 }
 
 # Source label -> TAB category (data/tab/*.json and cloud_edge_privacy.vocabulary.TAB_CATEGORIES).
@@ -183,15 +217,13 @@ def map_spans(raw: Iterable[Tuple[int, int, str]], lang: str, stats: Stats) -> L
     return sorted(out)
 
 
-def outermost(spans: List[Tuple[int, int, str]]) -> List[Tuple[int, int, str]]:
-    """Drop spans inside another span (nested annotation: keep the outer one, TAB is flat)."""
-    keep: List[Tuple[int, int, str]] = []
-    for s, e, lab in sorted(spans, key=lambda x: (x[0], -x[1])):
-        if keep and s >= keep[-1][0] and e <= keep[-1][1]:
+def outermost(spans: List[Span]) -> List[Span]:
+    """Drop spans inside (or overlapping) an earlier, longer span: nested annotation keeps the outer one."""
+    keep: List[Span] = []
+    for sp in sorted(spans, key=lambda x: (x[0], -x[1], x[2], x[3])):
+        if keep and sp[0] < keep[-1][1]:
             continue
-        if keep and s < keep[-1][1]:  # partial overlap: keep the first
-            continue
-        keep.append((s, e, lab))
+        keep.append(sp)
     return keep
 
 
@@ -321,8 +353,11 @@ def load_stockmark(src: Source, mirror: Mirror, stats: Stats) -> List[Candidate]
         if any(text[s:e] != ent["name"] for (s, e, _), ent in zip(raw, item["entities"])):
             stats.documents_skipped += 1
             continue
-        out.append(Candidate(text, map_spans(outermost(raw), src.lang, stats), f"item{i}/curid{item['curid']}"))
+        out.append(Candidate(text, outermost(map_spans(raw, src.lang, stats)), f"item{i}/curid{item['curid']}"))
     return out
+
+
+_FACTRUEVAL_NAME_SPANS = frozenset({"name", "surname", "patronymic", "nickname", "org_name", "loc_name", "prj_name"})
 
 
 def load_factrueval(src: Source, mirror: Mirror, stats: Stats) -> List[Candidate]:
@@ -331,6 +366,8 @@ def load_factrueval(src: Source, mirror: Mirror, stats: Stats) -> List[Candidate
     files = mirror.list_files(src, src.paths[0])
     for txt_path in [f for f in files if f.endswith(".txt")]:
         base = txt_path[: -len(".txt")]
+        if base + ".tokens" not in files:  # testset/list.txt: a list of file names, not a document
+            continue
         text = mirror.read(src, txt_path)
         stats.documents_read += 1
         sents: List[Tuple[int, int]] = []
@@ -362,11 +399,14 @@ def load_factrueval(src: Source, mirror: Mirror, stats: Stats) -> List[Candidate
             if all(p[2] == "geo_adj" for p in parts):
                 # an adjective ("подмосковного"), like GermEval's LOCderiv: not a name
                 label = f"{label}(geo_adj)"
+            elif not any(p[2] in _FACTRUEVAL_NAME_SPANS for p in parts):
+                # a nominal mention only ("компания", "наблюдательного совета концерна"): not a name
+                label = f"{label}(descriptor)"
             raw.append((min(p[0] for p in parts), max(p[1] for p in parts), label))
         if not ok:
             stats.documents_skipped += 1
             continue
-        spans = map_spans(outermost(raw), src.lang, stats)
+        spans = outermost(map_spans(raw, src.lang, stats))
         out.extend(windows(text, sents, spans, base.rsplit("/", 1)[-1], stats))
     return out
 
@@ -384,7 +424,7 @@ def load_brat_folder(src: Source, mirror: Mirror, stats: Stats) -> List[Candidat
             if raw is None:
                 stats.documents_skipped += 1
                 continue
-            spans = map_spans(outermost(raw), src.lang, stats)
+            spans = outermost(map_spans(raw, src.lang, stats))
             out.extend(windows(text, sentence_bounds(text), spans, base, stats))
     return out
 
@@ -446,19 +486,20 @@ LOADERS: Dict[str, Callable[[Source, Mirror, Stats], List[Candidate]]] = {
 # --------------------------------------------------------------------------- assembly
 
 
-def draw(cands: List[Candidate], rng: random.Random) -> List[Candidate]:
+def draw(cands: List[Candidate], rng: random.Random, n_with_entities: int = N_WITH_ENTITIES,
+         n_without_entities: int = N_WITHOUT_ENTITIES) -> List[Candidate]:
     usable = [c for c in cands if MIN_CHARS <= len(c.text) <= MAX_CHARS]
     with_ents = [c for c in usable if c.spans]
     without = [c for c in usable if not c.spans]
-    n_without = min(N_WITHOUT_ENTITIES, len(without))
-    n_with = min(N_WITH_ENTITIES + N_WITHOUT_ENTITIES - n_without, len(with_ents))
+    n_without = min(n_without_entities, len(without))
+    n_with = min(n_with_entities + n_without_entities - n_without, len(with_ents))
     picked = rng.sample(with_ents, n_with) + rng.sample(without, n_without)
     rng.shuffle(picked)
     return picked
 
 
-def to_document(src: Source, idx: int, cand: Candidate) -> Dict[str, object]:
-    doc_id = f"ml-{src.lang}-{idx}"
+def to_document(src: Source, idx: int, cand: Candidate, split: str = "dev") -> Dict[str, object]:
+    doc_id = f"{'mlt' if split == 'train' else 'ml'}-{src.lang}-{idx}"
     mentions: List[Dict[str, object]] = []
     entity_ids: Dict[Tuple[str, str], str] = {}
     for k, (s, e, cat, label) in enumerate(cand.spans):
@@ -483,7 +524,7 @@ def to_document(src: Source, idx: int, cand: Candidate) -> Dict[str, object]:
         "doc_id": doc_id,
         "text": cand.text,
         "task": "multilingual",
-        "dataset_type": "dev",
+        "dataset_type": split,
         "meta": {"language": src.lang, "script": src.script, "source": src.name, "source_repo": src.repo,
                  "source_commit": src.commit, "source_split": src.split, "source_ref": cand.ref},
         "quality_checked": False,
@@ -491,15 +532,79 @@ def to_document(src: Source, idx: int, cand: Candidate) -> Dict[str, object]:
     }
 
 
-def build(mirror: Mirror, langs: Sequence[str]) -> Tuple[List[Dict[str, object]], List[str]]:
+def source_doc(lang: str, src: Source, ref: str) -> str:
+    """The source document a text comes from, as a key that is equal for dev and train texts of one document.
+
+    ja: the Wikipedia article (``curid``); fr: the Wikinews file; es, ru: the file name without its
+    folder (a name in both folders counts as one document); de: the citation's source URL (one
+    article in two GermEval splits counts as one); zh, ko: the sentence, with its file (UNER's
+    sentence ids restart in every file).
+    """
+    doc = ref.split("#", 1)[0]
+    if lang == "ja":
+        return "curid" + doc.split("/curid", 1)[1]
+    if lang in ("es", "ru"):
+        return doc.rsplit("/", 1)[-1]
+    if lang in ("zh", "ko"):
+        return f"{src.paths[0]}:{doc}"
+    return doc
+
+
+def overlaps(text: str, dev_texts: Iterable[str]) -> bool:
+    return any(text == d or text in d or d in text for d in dev_texts)
+
+
+def dev_draw(mirror: Mirror, lang: str) -> List[Candidate]:
+    """The dev set's texts of one language, drawn exactly as the dev build draws them."""
+    return draw(LOADERS[lang](SOURCES[lang], mirror, Stats()), random.Random(SEED))
+
+
+def check_dev_json(path: Path, lang: str, dev: List[Candidate]) -> bool:
+    """Assert that the dev JSON on disk holds exactly the recomputed dev draw; False if there is none."""
+    if not path.exists():
+        return False
+    on_disk = [(d["text"], d["meta"]["source_ref"]) for d in json.loads(path.read_text(encoding="utf-8"))
+               if d["meta"]["language"] == lang]
+    if not on_disk:  # a dev JSON built without this language
+        return False
+    assert on_disk == [(c.text, c.ref) for c in dev], f"{path} does not hold the {lang} dev draw: rebuild it"
+    return True
+
+
+def build(mirror: Mirror, langs: Sequence[str], split: str = "dev",
+          dev_json: Optional[Path] = DEFAULT_OUT) -> Tuple[List[Dict[str, object]], List[str]]:
     docs: List[Dict[str, object]] = []
     report: List[str] = []
     for lang in langs:
-        src = SOURCES[lang]
+        src = (TRAIN_SOURCES if split == "train" else SOURCES)[lang]
         stats = Stats()
         cands = LOADERS[lang](src, mirror, stats)
-        picked = draw(cands, random.Random(SEED))
-        lang_docs = [to_document(src, i, c) for i, c in enumerate(picked)]
+        excluded = ""
+        if split == "train":
+            dev = dev_draw(mirror, lang)
+            checked = dev_json is not None and check_dev_json(dev_json, lang, dev)
+            dev_docs = {source_doc(lang, SOURCES[lang], c.ref) for c in dev}
+            dev_texts = [c.text for c in dev]
+            n_all, seen, kept = len(cands), set(), []
+            for c in cands:
+                if (source_doc(lang, src, c.ref) in dev_docs or c.text in seen
+                        or overlaps(c.text, dev_texts)):
+                    continue
+                seen.add(c.text)
+                kept.append(c)
+            cands = kept
+            picked = draw(cands, random.Random(TRAIN_SEED), TRAIN_N_WITH_ENTITIES, TRAIN_N_WITHOUT_ENTITIES)
+            # Disjointness from the dev set, on what is written out.
+            for c in picked:
+                assert source_doc(lang, src, c.ref) not in dev_docs, (lang, c.ref)
+                assert not overlaps(c.text, dev_texts), (lang, c.ref)
+            assert len({c.text for c in picked}) == len(picked), lang
+            excluded = (f"; {n_all - len(cands)} candidates left out (dev documents {len(dev_docs)}, "
+                        f"overlapping or repeated texts), dev draw "
+                        f"{'checked against ' + str(dev_json) if checked else 'recomputed (no dev JSON to check)'}")
+        else:
+            picked = draw(cands, random.Random(SEED))
+        lang_docs = [to_document(src, i, c, split) for i, c in enumerate(picked)]
         docs.extend(lang_docs)
         n_ment = sum(len(d["annotations"][src.name]["entity_mentions"]) for d in lang_docs)  # type: ignore[index]
         n_empty = sum(1 for c in picked if not c.spans)
@@ -510,7 +615,7 @@ def build(mirror: Mirror, langs: Sequence[str]) -> Tuple[List[Dict[str, object]]
             f"{lang}: {len(lang_docs)} texts ({n_empty} without entities), {n_ment} mentions "
             f"[{', '.join(f'{k} {v}' for k, v in sorted(cats.items()))}] from {len(cands)} candidates; "
             f"source docs read {stats.documents_read}, skipped {stats.documents_skipped}; "
-            f"windows skipped {stats.windows_skipped}; labels left out: {dropped}"
+            f"windows skipped {stats.windows_skipped}; labels left out: {dropped}{excluded}"
         )
     return docs, report
 
@@ -519,7 +624,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mirror-dir", type=Path, required=True,
                     help="folder with one bare git dir per source repository, <owner>+<name>/repo")
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output JSON (default {DEFAULT_OUT})")
+    ap.add_argument("--split", choices=("dev", "train"), default="dev",
+                    help="dev: the dev set (default); train: the training set, disjoint from the dev set")
+    ap.add_argument("--out", type=Path, default=None,
+                    help=f"output JSON (default {DEFAULT_OUT}, with --split train {DEFAULT_TRAIN_OUT})")
+    ap.add_argument("--dev-json", type=Path, default=DEFAULT_OUT,
+                    help="with --split train: the dev JSON that the recomputed dev draw is checked against")
     ap.add_argument("--languages", default=",".join(SOURCES),
                     help=f"comma-separated subset of {','.join(SOURCES)} (default: all)")
     args = ap.parse_args(argv)
@@ -527,7 +637,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     unknown = [x for x in langs if x not in SOURCES]
     if unknown:
         ap.error(f"unknown language(s): {', '.join(unknown)}")
-    docs, report = build(Mirror(args.mirror_dir), langs)
+    if args.out is None:
+        args.out = DEFAULT_TRAIN_OUT if args.split == "train" else DEFAULT_OUT
+    if args.split == "train":
+        assert args.out.resolve() != DEFAULT_OUT.resolve(), "--split train must not overwrite the dev JSON"
+    docs, report = build(Mirror(args.mirror_dir), langs, args.split, args.dev_json)
     for line in report:
         print(line)
     args.out.parent.mkdir(parents=True, exist_ok=True)
