@@ -104,3 +104,29 @@ def test_english_models_are_not_read_in_a_sentence_of_another_language():
     learned = Span(text.index("Weber"), text.index("Weber") + 5, "PERSON", 0.8, "learned:PERSON")
     english = Span(text.index("Anna"), text.index("Anna") + 4, "PERSON", 0.8, "spacy:PERSON")
     assert drop(text, [clause, learned, english]) == [learned, english]
+
+
+def test_the_syntax_of_code_config_and_markup_is_told_from_its_data():
+    from cloud_edge_privacy.detection.technical import drop_syntax_spans, syntax_regions
+
+    text = ('Why does this fail?\n\n```python\ndef get_user(username, password):\n'
+            '    user = db.find("Anna Berg")  # ask Maria\n    return BaseModel(name=user, key="8ca422836f04")\n```\n'
+            'Note (important): Anna Berg wrote this.\nDear John,\nname: John Smith\n'
+            '<div class="x">Hello Maria</div>\nThe applicant, Mr X, was born in 1970;\n')
+    syntax = "".join(text[a:b] for a, b in syntax_regions(text))
+    assert "get_user" in syntax and "BaseModel" in syntax and "password" in syntax and "div" in syntax
+    for data in ("Anna Berg", "Maria", "John", "Mr X", "important"):  # a one-token literal is syntax, but
+        # a code with digits in it is kept (below)
+        assert data not in syntax, data
+
+    def span(word, source="spacy:PERSON"):
+        i = text.index(word)
+        return Span(i, i + len(word), "PERSON", 0.8, source)
+
+    kept = drop_syntax_spans(text, [span("BaseModel"), span("username"), span("Anna Berg"), span("Maria"),
+                                    span("password", "secret:keyword"), span("8ca422836f04", "encoder:CODE")])
+    assert [text[s.start:s.end] for s in kept] == ["Anna Berg", "Maria", "password", "8ca422836f04"]
+    # a name-list identifier in code may be personal: kept
+    code = "```\nsend_to(john_smith)\n```"
+    i = code.index("john_smith")
+    assert drop_syntax_spans(code, [Span(i, i + 10, "PERSON", 0.8, "learned:PERSON")])

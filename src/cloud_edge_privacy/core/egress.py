@@ -42,6 +42,7 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Seq
 
 from ..detection.catalog import all_identifying
 from ..detection.places import everyday_organisation, everyday_place_word
+from ..detection.technical import drop_syntax_spans, plain_syntax, syntax_regions
 from .gateway import ProtectedFields
 from ..lexicon import common_name_word, mostly_lower_case, ordinary_word
 from ..spans import Span, find_surface
@@ -151,7 +152,7 @@ _DEFAULT = object()
 
 class IndependentCheck:
     """Rule 4's recognizers: person names in any case and script (name lists, cues, CJK) and the learned NER's
-    PERSON spans.  Only their spans inside untouched regions count, so surrogates and placeholders never do.
+    PERSON spans, outside the syntax of code, configuration and markup (``technical.drop_syntax_spans``).  Only their spans inside untouched regions count, so surrogates and placeholders never do.
 
     Their spans are a deterministic function of the text, so a text read before (the fixed instruction, the
     earlier turns of a conversation the proxy sends again) is answered from a small cache of spans (offsets
@@ -186,7 +187,10 @@ class IndependentCheck:
         todo = [i for i, spans in enumerate(out) if spans is None]
         learned = self.learned.analyze_many([texts[i] for i in todo]) if todo else []
         for i, found in zip(todo, learned):
-            spans = self.names.analyze(texts[i]) + [s for s in found if s.category == "PERSON"]
+            # not in the syntax of code, configuration or markup (an identifier "ray", a key "username"), as the
+            # detector's technical_text step: a name in a string literal, comment or value still counts
+            spans = drop_syntax_spans(texts[i], self.names.analyze(texts[i])
+                                      + [s for s in found if s.category == "PERSON"])
             out[i] = spans
             if self.cache_size:
                 with self._lock:
@@ -245,10 +249,15 @@ def check_egress(prot: ProtectedFields, structured: Optional[Any] = None,
     needles = _needles(prot, common)
     # 1. untouched regions of every field
     for i, (text, regions) in enumerate(zip(prot.fields, prot.untouched)):
+        # an occurrence in the plain syntax of code ("import ray" after "Ray" was masked in a comment) is no leak:
+        # the detector leaves it too (technical.plain_syntax: a name-list identifier or a code with digits counts)
+        syntax = syntax_regions(text) if regions and needles else []
         for lo, hi in regions:
             part = text[lo:hi]
             for rule, cat, value, exact in needles:
                 found = _find(rule, value, exact, part)
+                if found and syntax:
+                    found = [(a, b) for a, b in found if not plain_syntax(text, syntax, lo + a, lo + b)]
                 if found:
                     seen = part[found[0][0]:found[0][1]]
                     findings.append(Finding(f"{rule}_in_clear", cat, i, _fp(seen), seen, exact))

@@ -46,6 +46,11 @@ def _parts(identifier: str) -> List[str]:
     return [p.lower() for chunk in identifier.split("_") for p in _PART.findall(chunk)]
 
 
+def identifier_words(surface: str) -> List[str]:
+    """The lower-case words of every identifier in ``surface`` ("send_to(johnSmith)" -> send, to, john, smith)."""
+    return [p for token in _TOKEN.findall(surface) for p in _parts(token)]
+
+
 # words of SQL's clauses that are keywords only beside the ones above ("GROUP BY", "ORDER BY name DESC")
 _SQL_GLUE = frozenset("BY AS ON AND OR NOT NULL IS IN INNER LEFT RIGHT OUTER FULL SET LIKE BETWEEN UNION ALL".split())
 

@@ -24,6 +24,7 @@ from .free_text import institution_name, translation_language
 from .public_parties import drop_public_parties, is_public_institution, named_public_body
 from .recognizer import Reads, identifying, priorities, run_recognizer, spec_of
 from .shared_jobs import SharedJobs
+from .technical import drop_syntax_spans
 from .steps import Step, StepContext, Trace, run_steps, select_steps
 from .structured import SECRET_PREFIX, outside_public_host
 from .trade_terms import trade_phrases, trade_trim
@@ -996,6 +997,9 @@ STEPS: Mapping[str, Step] = MappingProxyType({s.name: s for s in (
     Step("other_languages", _on_text(drop_english_models_in_other_languages),
          "drop an English-only model's span (or a shape guess) in a sentence written in another language (wordfreq's "
          "word frequencies): the learned NER, validators, name lists and gazetteer read it"),
+    Step("technical_text", _on_text(drop_syntax_spans),
+         "drop a span wholly in the syntax of code, configuration or markup (identifiers, keys, tags), not in its "
+         "literals, comments or values; validated identifiers and secrets stay (technical.py)"),
     Step("drop_lone_ordinary_words", _on_text(drop_lone_ordinary_words),
          "drop a lone everyday lower-case word only a model or a shape guess found"),
     Step("drop_trade_terms", _on_text(_without_trade_terms), "drop or trim trade phrases (product and market terms)"),
@@ -1017,11 +1021,11 @@ STEPS: Mapping[str, Step] = MappingProxyType({s.name: s for s in (
          "drop the States and public institutions court texts name as parties"),
 )})
 # What a preset runs unless it says otherwise (the public-party filter is opt-in).
-DEFAULT_STEPS: Tuple[str, ...] = ("tidy", "decide", "unread_scripts", "other_languages", "drop_lone_ordinary_words",
-                                  "drop_trade_terms",
+DEFAULT_STEPS: Tuple[str, ...] = ("tidy", "decide", "unread_scripts", "other_languages",
+                                  "drop_lone_ordinary_words", "drop_trade_terms",
                                   "split_long_spans", "split_at_spaced_dash", "times_of_day", "clip_at_identifiers",
                                   "split_at_joining_words", "trim_lower_case_edges", "trim_kept", "propagate",
-                                  "drop_translation_languages")
+                                  "technical_text", "drop_translation_languages")
 
 
 class Detector:
