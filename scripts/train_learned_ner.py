@@ -32,13 +32,14 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import spacy
 from spacy.training import Example
-from spacy.util import compounding, fix_random_seed, minibatch
+from spacy.util import compile_infix_regex, compounding, fix_random_seed, minibatch
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 from cloud_edge_privacy.datasets import require_data  # noqa: E402
 from cloud_edge_privacy.detection.learned.folds import keeps_prompt, parse_fold  # noqa: E402
 from cloud_edge_privacy.detection.learned.ner import MODEL_DIR, fold_model_dir  # noqa: E402
+from cloud_edge_privacy.lexicon import CJK_CHARACTER, CJK_SCRIPTS  # noqa: E402
 from cloud_edge_privacy.vocabulary import TAB_CATEGORIES  # noqa: E402
 
 LABELS = TAB_CATEGORIES
@@ -82,6 +83,25 @@ def tab_records(path: Path) -> List[Record]:
                 out.append(_lower(texts[i][start:end], ents))
         k += 1
     return out
+
+
+def multilingual_records(path: Path) -> Tuple[List[Record], List[str]]:
+    """The multilingual training texts (``data/multilingual/multilingual_train.json``: real sentences of seven
+    languages with their human NER mentions, see its README) and the caseless scripts among them; every fourth text
+    of a cased script also in lower case.  Never the dev file."""
+    if path.name != "multilingual_train.json":
+        raise SystemExit(f"{path}: the learned NER trains only on multilingual_train.json (the dev set is for scoring)")
+    docs = json.loads(path.read_text(encoding="utf-8"))
+    out: List[Record] = []
+    scripts = set()
+    for k, doc in enumerate(docs):
+        ents = [(m["start_offset"], m["end_offset"], m["entity_type"]) for m in _mentions(doc)]
+        out.append((doc["text"], ents))
+        found = {name for name, body in CJK_SCRIPTS.items() if re.search("[" + body + "]", doc["text"])}
+        scripts |= found
+        if not found and k % 4 == 0:
+            out.append(_lower(doc["text"], ents))
+    return out, sorted(scripts)
 
 
 def _lower(text: str, ents: List[Tuple[int, int, str]]) -> Record:
@@ -155,6 +175,9 @@ def build_nlp(init: str) -> Any:
     else:
         # A small network (width 64, depth 3): trained in minutes on 2 shared cores, fast at inference.
         nlp = spacy.blank("en")
+        # Han, Kana and Hangul are read one character a token: those scripts put no space between words (Hangul
+        # fuses particles to a name: "김철수는"), and a whole clause as one token is a whole clause as one name
+        nlp.tokenizer.infix_finditer = compile_infix_regex(list(nlp.Defaults.infixes) + [CJK_CHARACTER]).finditer
         ner = nlp.add_pipe("ner", config={"model": {
             "@architectures": "spacy.TransitionBasedParser.v2", "state_type": "ner", "extra_state_tokens": False,
             "hidden_width": 64, "maxout_pieces": 2, "use_upper": True, "nO": None,
@@ -177,6 +200,8 @@ def main() -> None:
     ap.add_argument("--init", choices=("blank", "sm"), default="blank",
                     help="blank: our own weights from scratch; sm: start from en_core_web_sm's tok2vec")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--no-multilingual", action="store_true",
+                    help="leave out data/multilingual/multilingual_train.json (the English-only model of session 24)")
     args = ap.parse_args()
     try:
         held_out = parse_fold(args.fold)
@@ -195,9 +220,15 @@ def main() -> None:
     n_gen = len(records) - n_tab
     records += real_records(data / "prompts" / "pupa_tnb_tab.json", held_out)
     n_real = len(records) - n_tab - n_gen
+    scripts: List[str] = []
+    if not args.no_multilingual:
+        multi, scripts = multilingual_records(data / "multilingual" / "multilingual_train.json")
+        records += multi
+    n_multi = len(records) - n_tab - n_gen - n_real
     nlp = build_nlp(args.init)
     examples, skipped = to_examples(nlp, records)
-    print(f"fold {args.fold}: {len(examples)} examples (TAB {n_tab}, generated {n_gen}, real {n_real}); "
+    print(f"fold {args.fold}: {len(examples)} examples (TAB {n_tab}, generated {n_gen}, real {n_real}, "
+          f"multilingual {n_multi}); "
           f"{skipped} overlapping mentions skipped", flush=True)
     if args.init == "sm":
         optimizer = nlp.resume_training()
@@ -219,7 +250,10 @@ def main() -> None:
     (tmp / "vocab" / "lookups.bin").unlink(missing_ok=True)  # an empty table; the model loads without it
     (tmp / "training.json").write_text(json.dumps({
         "fold_held_out": args.fold, "init": args.init, "epochs": args.epochs, "seed": args.seed,
-        "examples": {"tab_train_paragraphs": n_tab, "generated": n_gen, "real_prompts": n_real},
+        "examples": {"tab_train_paragraphs": n_tab, "generated": n_gen, "real_prompts": n_real,
+                     "multilingual_train": n_multi},
+        # the caseless scripts it read in training: its spans over any other are dropped (detection/learned/ner.py)
+        "reads_scripts": scripts,
         "loss_by_epoch": losses_by_epoch, "seconds": round(time.time() - t0, 1),
         "script": "scripts/train_learned_ner.py"}, indent=1))
     shutil.rmtree(out, ignore_errors=True)
