@@ -9,7 +9,7 @@ from conftest import REPO
 
 PKG = REPO / "src" / "cloud_edge_privacy"
 FOUNDATION = {"spans", "results", "vocabulary", "lexicon", "errors", "randomness", "audit", "sensitivity",
-              "registry", "hashing"}
+              "registry", "hashing", "wordlists"}
 LAYERS = [
     FOUNDATION,
     {"models", "datasets", "eval_sets"},

@@ -84,7 +84,8 @@ def test_the_wheel_without_setup_gives_the_checkout_s_spans(core_venv, tmp_path)
 
 def test_the_wheel_ships_the_package_data_every_subpackage_reads(core_venv):
     """Data read through ``__file__`` or ``importlib.resources``: the PRISM gate's weights, the embedded TAB
-    sample, the trained detectors; a package move that forgets ``package-data`` fails here, not at a user's."""
+    sample, the trained detectors, the word lists; a package move that forgets ``package-data`` fails here, not at
+    a user's."""
     import zipfile
 
     names = set(zipfile.ZipFile(core_venv["wheel"]).namelist())
@@ -94,8 +95,12 @@ def test_the_wheel_ships_the_package_data_every_subpackage_reads(core_venv):
                    "cloud_edge_privacy/detection/tab_ner_sm_model/tok2vec/model",
                    "cloud_edge_privacy/detection/tab_ner_sm_model/NOTICE"):
         assert needed in names, f"{needed} is not in {core_venv['wheel'].name}"
+    lists = sorted((REPO / "src" / "cloud_edge_privacy" / "wordlists").glob("*.txt"))
+    assert lists, "no word list in src/cloud_edge_privacy/wordlists"
+    for path in lists:  # the hand-written word lists detection and desensitization read
+        assert f"cloud_edge_privacy/wordlists/{path.name}" in names, f"{path.name} is not in {core_venv['wheel'].name}"
     packages = {n.rsplit("/", 1)[0] for n in names if n.endswith("/__init__.py")}
-    for sub in ("core", "routing", "datasets", "bench", "reporting"):
+    for sub in ("core", "routing", "datasets", "bench", "reporting", "wordlists"):
         assert f"cloud_edge_privacy/{sub}" in packages, f"subpackage {sub} is missing from the wheel"
 
 

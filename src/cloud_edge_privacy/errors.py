@@ -23,3 +23,7 @@ class CloudCallError(BenchmarkError):
 
 class ModelFileError(BenchmarkError):
     """A model file is missing or its sha256 does not match the pinned value."""
+
+
+class WordListError(BenchmarkError, LookupError):
+    """A word list (``wordlists/<name>.txt``) is unknown or missing; the message names the file."""

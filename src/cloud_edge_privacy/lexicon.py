@@ -1,5 +1,6 @@
 """Public word lists shared by detection and desensitization: person names of every Faker locale, stop words,
-common words that are also names, and English word frequencies (wordfreq).  Read-only, loaded once."""
+common words that are also names (wordlists/common_name_words.txt), and English word frequencies (wordfreq).
+Read-only, loaded once."""
 from __future__ import annotations
 
 import importlib
@@ -8,6 +9,8 @@ import pkgutil
 import re
 from functools import lru_cache
 from typing import Dict, FrozenSet, Iterable, List, Tuple
+
+from . import wordlists
 
 
 def _names_of(provider: type, kind: str) -> List[str]:
@@ -82,28 +85,9 @@ def lower_case_majority(occurrences: Iterable[str]) -> bool:
     return sum(1 for f in found if f.islower()) * 2 > len(found)
 
 
-COMMON_NAME_WORDS = {
-    "will", "may", "june", "april", "august", "mark", "bill", "rose", "grace", "hope", "joy", "faith", "summer",
-    "long", "young", "white", "black", "brown", "green", "gray", "grey", "king", "little", "price", "rich", "day",
-    "love", "hall", "bank", "banks", "park", "lane", "street", "road", "hill", "wood", "woods", "field", "fields",
-    "stone", "rock", "river", "lake", "page", "case", "law", "court", "state", "judge", "major", "miller", "cook",
-    "baker", "carter", "hunter", "taylor", "mason", "bell", "bond", "cash", "chase", "dean", "drew", "frank",
-    "guy", "hardy", "holly", "iris", "ivy", "jack", "lance", "lee", "lily", "max", "miles", "norm", "pat", "penny",
-    "ray", "rob", "sandy", "skip", "sunny", "ted", "van", "von", "de", "la", "le", "di", "da", "del", "dos", "das",
-    "new", "old", "best", "good", "great", "fine", "help", "list", "data", "code", "test", "user", "admin", "root",
-    "server", "error", "info", "debug", "email", "phone", "name", "post", "get", "put", "set", "key", "token",
-    "file", "home", "read", "write", "run", "son", "daughter", "wife", "office", "house", "city", "town", "port",
-    "bay", "north", "south", "east", "west", "center", "centre", "mary", "christmas", "easter", "monday", "friday",
-    "sunday", "march", "january", "february", "july", "september", "october", "november", "december", "english",
-    "french", "german", "spanish", "italian", "dutch", "polish", "russian", "chinese", "japanese", "python", "java",
-    "ruby", "rust", "go", "swift", "dart", "julia", "hello", "thanks", "dear", "regards", "cheers", "sir", "madam",
-    "doctor", "nurse", "teacher", "boss", "intern", "applicant", "government", "article", "section", "paragraph",
-    "application", "applicants", "convention", "commission", "union", "european", "human", "rights", "republic",
-    "kingdom", "federation", "ministry", "police", "prison", "hospital", "university", "school", "college", "church",
-    "general", "public", "national", "regional", "district", "supreme", "constitutional", "appeal", "appeals",
-    "summary", "invoice", "contract", "table", "restaurant", "hotel", "visa", "passport", "account", "card",
-    "android", "apple", "amazon", "google", "windows", "linux", "excel", "word", "teams", "zoom", "slack", "git",
-}
+# Common English words that are also given names or surnames ("will", "mark", "park"), and everyday words a name
+# list holds ("court", "python"): wordlists/common_name_words.txt
+COMMON_NAME_WORDS: FrozenSet[str] = wordlists.words("common_name_words")
 
 
 _CJK = re.compile("[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3]")

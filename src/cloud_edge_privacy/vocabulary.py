@@ -1,12 +1,15 @@
 """The shared vocabulary, in one place: TAB's eight categories, month names, honorific titles and the
 whitespace-tolerant surface regex.  Detection, desensitization, the egress guard and the metrics import these,
-so they agree (the guard and the detector treat "Lord" and "Prof" the same way).  Pure data, no imports from
-the package; the larger public word lists (names, stop words) are in ``lexicon.py``."""
+so they agree (the guard and the detector treat "Lord" and "Prof" the same way).  Pure data: the word lists are
+files of ``wordlists/`` (months.txt, titles.txt...), read through :mod:`.wordlists`, its only import from the
+package; the larger public word lists (names, stop words) are in ``lexicon.py``."""
 from __future__ import annotations
 
 import re
 from types import MappingProxyType
 from typing import Any, Dict, FrozenSet, Iterable, Mapping, Tuple
+
+from . import wordlists
 
 # TAB's entity categories, in TAB's order; every detector label maps to one of them.
 TAB_CATEGORIES: Tuple[str, ...] = ("PERSON", "CODE", "LOC", "ORG", "DATETIME", "DEM", "QUANTITY", "MISC")
@@ -30,38 +33,20 @@ CATEGORY_ENTITY_TYPE: Mapping[str, str] = MappingProxyType({
     "PERSON": "PERSON", "CODE": "CODE", "LOC": "LOCATION", "ORG": "ORGANIZATION", "DATETIME": "DATE_TIME",
     "DEM": "DEMOGRAPHIC", "QUANTITY": "QUANTITY", "MISC": "MISC"})
 
-MONTHS: Tuple[str, ...] = ("January", "February", "March", "April", "May", "June", "July", "August",
-                           "September", "October", "November", "December")
+MONTHS: Tuple[str, ...] = wordlists.entries("months")
 MONTH_ALTERNATION = "|".join(MONTHS)  # for regexes: (?:January|...|December)
-MONTH_ABBREVIATIONS: Tuple[str, ...] = ("Sept", "Jan", "Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Oct",
-                                        "Nov", "Dec")
-WEEKDAYS: Tuple[str, ...] = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+MONTH_ABBREVIATIONS: Tuple[str, ...] = wordlists.entries("month_abbreviations")  # "Sept" before "Sep"
+WEEKDAYS: Tuple[str, ...] = wordlists.entries("weekdays")
 
 # Honorific titles (lower case, without the dot): not part of what identifies a person.  The egress guard
 # leaves them out of a name's identifying words, detection reads a capitalised one before a name as a cue and
 # strips it when it propagates a mention, pseudonyms keep it.
-TITLES: FrozenSet[str] = frozenset({
-    "mr", "mrs", "ms", "miss", "mx", "mme", "mlle", "dr", "prof", "professor", "judge", "sir", "dame", "madam",
-    "lord", "lady",
-    # offices and ranks written before a name ("Councillor Sarah Hughes" went out as three surrogate names)
-    "councillor", "councilor", "senator", "mayor", "governor", "sergeant", "sgt", "constable", "inspector",
-    "detective", "captain", "capt", "lieutenant", "colonel", "reverend", "rev", "pastor", "rabbi", "imam",
-    "bishop", "cllr", "insp", "supt", "cpl", "pte"})
+TITLES: FrozenSet[str] = wordlists.words("titles")  # with the offices and ranks written before a name ("Councillor")
 # Words of times relative to now or to no date ("yesterday", "next month", "every morning"): a time made only of
 # them dates nothing (TAB's annotators never mark one; its durations carry a number: "five years").
-RELATIVE_TIME_WORDS: FrozenSet[str] = frozenset({
-    "today", "tonight", "tomorrow", "yesterday", "now", "currently", "recently", "soon", "later", "earlier", "ago",
-    "morning", "mornings", "afternoon", "afternoons", "evening", "evenings", "night", "nights", "noon", "midnight",
-    "day", "days", "daily", "week", "weeks", "weekly", "weekend", "weekends", "month", "months", "monthly", "year",
-    "years", "yearly", "annual", "annually", "quarter", "quarterly", "hour", "hours", "hourly", "minute", "minutes",
-    "second", "seconds", "decade", "decades", "season", "time", "past", "next", "last", "this", "that", "previous",
-    "following", "coming", "upcoming", "every", "each", "early", "late", "the", "a", "an", "of", "few", "several",
-    "couple", "some", "recent", "current", "same", "end", "beginning", "start", "mid", "rest", "whole", "all"})
+RELATIVE_TIME_WORDS: FrozenSet[str] = wordlists.words("relative_time_words")
 # Greetings and sign-offs around a name ("Dear Mr. Garcia", "Hello Erik", "Thanks, Tom"): never part of it.
-GREETINGS: FrozenSet[str] = frozenset({
-    "dear", "hi", "hello", "hey", "greetings", "thanks", "regards", "cheers", "sincerely", "hallo", "liebe", "lieber",
-    "bonjour", "salut", "cher", "chère", "hola", "querido", "querida", "estimado", "estimada", "ciao", "gentile",
-    "hej", "beste", "cześć", "olá", "merhaba"})
+GREETINGS: FrozenSet[str] = wordlists.words("greetings")
 # Titles of other languages that pseudonyms write as their English equivalent (where a person is from is
 # itself a clue): "Herr" -> "Mr".
 FOREIGN_TITLES = {"herr": "Mr", "frau": "Mrs", "mlle": "Ms", "sra": "Mrs", "sr": "Mr", "sig": "Mr",

@@ -24,28 +24,14 @@ from typing import FrozenSet, List, Tuple
 from ..errors import ModelFileError
 from ..lexicon import known_names
 from ..vocabulary import literal_trie
+from .. import wordlists
 
 DRUG_PACKAGE = "drug_named_entity_recognition"
 DRUG_FILE = "drug_ner_dictionary.pkl.bz2"
 
 # Analytes, tests, scores, clinical abbreviations, insulins and specialties (lower case).  Short ones that are
 # also everyday words or initials ("na", "k", "pt", "ca") are left out: they count only inside a measurement.
-CLINICAL_TERMS: FrozenSet[str] = frozenset("""
-hb hgb haemoglobin hemoglobin hct haematocrit hematocrit wbc rbc plt platelets platelet neutrophils lymphocytes
-eosinophils monocytes crp esr procalcitonin sodium potassium chloride bicarbonate hco3 urea bun creatinine egfr gfr
-glucose hba1c a1c lactate pco2 po2 pao2 paco2 sao2 spo2 fio2 alt ast alp ggt bilirubin albumin inr aptt ptt
-fibrinogen d-dimer troponin tni tnt ck-mb bnp nt-probnp probnp tsh ft4 ft3 cortisol ferritin b12 folate magnesium
-phosphate calcium urate amylase lipase ldh cholesterol ldl hdl triglycerides psa afp hcg bhcg sbp dbp gcs
-news2 qsofa sofa apache lvef qtc qrs ecg ekg eeg emg cta ctpa mri mra cxr x-ray ultrasound tte tee dexa ercp
-ogd colonoscopy endoscopy biopsy csf abg vbg fbc cbc lfts lft tfts stemi nstemi covid covid-19 sars-cov-2 hiv hbv
-hcv mrsa insulin glargine detemir degludec aspart lispro glulisine cardiology neurology surgery radiology oncology
-nephrology gastroenterology urology orthopaedics orthopedics paediatrics pediatrics obstetrics gynaecology
-gynecology psychiatry dermatology endocrinology haematology hematology rheumatology pulmonology ophthalmology
-icu itu hdu picu gp
-nbm pca prn tds qds nocte dnacpr dnar copd ckd ccf htn t2dm gord uti dvt cva sob apgar nihss meld curb-65
-phq-9 gad-7 mmse moca bmi ecog msk pmh pmhx psh hpc hpi outpatient outpatients inpatient inpatients hypo obs
-celsius fahrenheit centigrade af ef chole iv amoxiclav co-amoxiclav tazocin augmentin
-""".split())
+CLINICAL_TERMS: FrozenSet[str] = wordlists.words("clinical_terms")
 # an obstetric history ("G2P1", "G3P2+1")
 _OBSTETRIC = re.compile(r"g\d{1,2}p\d{1,2}(?:\+\d{1,2})?")
 # Procedures and diagnoses named by their Greek, Latin and English endings ("hemicolectomy", "cholecystitis",
@@ -64,10 +50,11 @@ _UNIT = (r"(?:[mµunp]?mol/l|mmol/mol|mg/dl|mg/l|g/dl|g/l|ng/ml|ng/l|ng/dl|pg/ml
          r"degrees?(?:\s(?:celsius|fahrenheit|centigrade|c|f)\b)?)")
 # a value with a clinical unit; a body temperature without its degree sign ("39.2 C")
 _WITH_UNIT = re.compile(rf"(?i)(?<![\w.]){_RANGE}\s?{_UNIT}(?![\w/])|(?<![\w.])(?:3[4-9]|4[0-3])[.,]\d\s?C\b")
-# a value right after an analyte or vital sign ("WBC 14.2", "HbA1c 8.4%", "BP 90/60", "SpO2 of 94%")
+# a value right after an analyte or vital sign ("WBC 14.2", "HbA1c 8.4%", "BP 90/60", "SpO2 of 94%"; the vital signs
+# and short analytes that count only there: clinical_value_cues.txt)
 # the analytes as a trie (vocabulary.literal_trie: the same words as their alternation longest first, lower case)
 _AFTER_ANALYTE = re.compile(
-    r"(?i)\b(?:" + literal_trie(CLINICAL_TERMS | {"bp", "hr", "rr", "temp", "na", "k", "cr", "ph"})
+    r"(?i)\b(?:" + literal_trie(CLINICAL_TERMS | wordlists.words("clinical_value_cues"))
     + rf")\b\s?(?:of|was|is|at|:|=)?\s?{_RANGE}\s?%?(?!\w)")
 # ECG leads and segments ("V4-V6", "ST depression"), CT scans ("CT abdomen"; "CT" alone may be Connecticut)
 _TESTS = re.compile(r"\bV[1-6](?:\s?[-–]\s?V[1-6])?\b|\bST[- ](?:segment|elevation|depression)s?\b|\bU&Es?\b|"

@@ -17,6 +17,7 @@ import re
 from typing import List
 
 from ..lexicon import ORDINARY_ZIPF, everyday_lower_word, known_names
+from .. import wordlists
 
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
 _CALL = re.compile(r"[A-Za-z_]\w*\(")
@@ -29,16 +30,11 @@ _CODE_CHARS = frozenset("(){}[]=;<>")
 _MEMBER = re.compile(r"\b([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+)\.(?=[a-z][a-z0-9]*[A-Z_])")
 # keywords no prose uses, of the languages people paste most (Python, JavaScript/TypeScript, Java, C#, C, Go):
 # evidence of code.  English words that are keywords too ("and", "for", "return") are only everyday words here.
-KEYWORDS = frozenset("""
-def elif var const lambda void bool boolean str int async await println printf struct enum func nullptr
-""".split())
+KEYWORDS = wordlists.words("code_keywords")
 
 
 # SQL's keywords, written in capitals as queries are: evidence of code ("SELECT first_name, last_name FROM ...")
-SQL_KEYWORDS = frozenset("""
-SELECT FROM WHERE JOIN INSERT UPDATE DELETE INTO VALUES GROUP ORDER HAVING DISTINCT LIMIT CREATE TABLE ALTER DROP
-COUNT SUM AVG MIN MAX COALESCE CONCAT CAST ROUND UPPER LOWER DESC ASC
-""".split())
+SQL_KEYWORDS = wordlists.words("sql_keywords")
 
 
 def _parts(identifier: str) -> List[str]:
@@ -52,7 +48,7 @@ def identifier_words(surface: str) -> List[str]:
 
 
 # words of SQL's clauses that are keywords only beside the ones above ("GROUP BY", "ORDER BY name DESC")
-_SQL_GLUE = frozenset("BY AS ON AND OR NOT NULL IS IN INNER LEFT RIGHT OUTER FULL SET LIKE BETWEEN UNION ALL".split())
+_SQL_GLUE = wordlists.words("sql_glue_words")
 
 
 def sql_phrase(surface: str) -> bool:

@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
+from .. import wordlists
 from ..errors import ModelFileError
 from ..spans import Span, is_secret
 
@@ -31,11 +32,7 @@ WEIGHTS = Path(__file__).with_name("learned") / "model" / "decider.json"
 _WORD = re.compile(r"[^\W\d_]+")
 # Words naming an office, a body or an enactment.  "Principal Public Prosecutor", "Immigration Appeals Board" or
 # "Military Service Act" name no one (TAB leaves them unmasked); "Izmir Public Prosecutor" names a place with it.
-_INSTITUTION = re.compile(
-    r"\b(?:Court|Courts|Prosecutor|Prosecutors|Procurator|Board|Authority|Authorities|Directorate|Ministry|Minister|"
-    r"Office|Department|Treasury|Act|Code|Regulations?|Inspector|Inspectorate|Chamber|Division|Council|Agency|"
-    r"Service|Committee|Tribunal|Commission|Commissioner|Section|Government|Parliament|Assembly|Police|Counsel|"
-    r"Registry|Registrar|Ombudsman|Municipality|Municipalities|Governor|Treaty|Convention|Law)\b")
+_INSTITUTION = re.compile(r"\b(?:" + wordlists.alternation("institution_words_offices") + r")\b")
 
 
 def source_key(source: str) -> str:

@@ -6,33 +6,14 @@ import re
 from typing import List
 
 from ..spans import FOLDS_TO_ASCII, Span
-from ..vocabulary import MONTH_ALTERNATION
+from ..vocabulary import MONTH_ABBREVIATIONS, MONTH_ALTERNATION, MONTHS, WEEKDAYS
+from .. import wordlists
 from .recognizer import register_recognizer
 
 _CAP = r"[A-ZÀ-ÞĀ-ſ](?:[\w'’-]|\.(?=\w))*"
-_STREET_SUFFIX = (r"Street|St\.?|Road|Rd\.?|Avenue|Ave\.?|Lane|Ln\.?|Way|Drive|Dr\.?|Rise|Close|Court|Ct\.?|Place|Pl\.?|"
-                  r"Square|Sq\.?|Terrace|Crescent|Grove|Gardens|Parkway|Pkwy|Boulevard|Blvd\.?|Highway|Hwy|Circle|Cir\.?|"
-                  r"Trail|Row|Hill|Walk|Mews|Park|Green|Corners?|Springs?|Cliffs?|Creek|Crossing|Heights|Meadows?|"
-                  r"Ports?|Ridge|Squares|Stravenue|Parkways|Plains?|Views?|Villages?|Ville|Wells?|Mountains?|Estates?|"
-                  r"Falls|Ferry|Fields|Flats|Forks?|Harbors?|Haven|Islands?|Junction|Keys?|Knolls?|Landing|Light|"
-                  r"Lodge|Manor|Mills?|Orchard|Pass|Pines?|Points?|Prairie|Ranch|Shoals?|Shores?|Skyway|Spur|Station|"
-                  r"Summit|Throughway|Trace|Track|Tunnel|Turnpike|Union|Valleys?|Viaduct|Vista|Causeway|Bypass|Branch|"
-                  r"Brook|Burg|Camp|Canyon|Cape|Center|Common|Cove|Curve|Dale|Dam|Divide|Expressway|Extension|Fort|"
-                  r"Freeway|Glen|Harbor|Inlet|Isle|Lakes?|Loaf|Loop|Mall|Motorway|Neck|Oval|Overpass|Pike|Plaza|Radial|"
-                  r"Ramp|Rapids?|Rest|Route|Run|Shoal|Stream|Trafficway|Underpass|Alley|Arcade|Bluffs?|Bottom|Bridge|"
-                  r"Brooks|Burgs|Islands|Lock|Locks|Port|Well|Gateways?|Extensions|Expressways|Freeways|Highways|Routes|Roads|"
-                  r"Streets|Avenues|Lanes|Drives|Courts|Places|Terraces|Crescents|Groves|Circles|Trails|Walks|Ways")
-_STREET_LEAD = (r"rue|avenue|av\.|boulevard|bd|chemin|impasse|allée|place|quai|route|via|viale|piazza|corso|vicolo|"
-                r"largo|calle|camino|avenida|paseo|plaza|ronda|carrer|rua|travessa|estação|praça|largo|alameda|"
-                r"ul\.|ulica|al\.|aleja|pl\.|plac|os\.|osiedle|jardim|rodovia|vila|setor|quadra|lote|rotonda|lago|trevo|acceso|"
-                r"callejón|callejon|pasaje|glorieta|cañada|urbanización|vía|travesía|carretera|rambla|contrada|borgo|"
-                r"strada|stretto|praia|vereda|viela|ladeira|parque|passeio|esplanada|conjunto|chácara|núcleo|"
-                r"residencial|loteamento|sítio|fazenda|distrito|morro|recanto|lagoa|campo|trecho|viaduto|estrada|"
-                r"calçada|beco|travessa|ramal|colônia|passagem|galeria|canale|piazzale|viale|salita|sentiero|"
-                r"lungomare|circonvallazione|incrocio|rione|via privata|str\.|sokak|sokağı|cadde|caddesi|bulvar|"
-                r"bulvarı|mahalle|mahallesi|plein|laan|kade")
-_DE_SUFFIX = (r"straße|strasse|str\.|weg|gasse|platz|allee|ring|damm|ufer|chaussee|steig|pfad|laan|straat|gracht|"
-              r"plein|kade|singel|dijk|gatan|vägen|gränd|väg|stig|backe|torg|plan|gade|vej|veien|gata")
+_STREET_SUFFIX = wordlists.alternation("street_types_trailing")  # "Street|St\.|St|Road|Rd\.|Rd|Avenue..."
+_STREET_LEAD = wordlists.alternation("street_types_leading")  # before the street's name: "rue", "via", "ul."
+_DE_SUFFIX = wordlists.alternation("street_types_suffixed")  # "straße", "weg", "gatan"
 _POSTCODE = (r"\d{5}(?:-\d{3,4})?|\d{8}|\d{4}\s?[A-Z]{2}|\d{2}-\d{3}|\d{3}\s?\d{2}|\d{4}|"
              r"[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}")
 _CITY = rf"{_CAP}(?:[ -](?:{_CAP}|sur|sous|am|an|der|de|des|du|la|le|les|lès|en|aux|di|del|della|do|da|das|dos|op|aan|upon|on|in|im)){{0,4}}"
@@ -78,7 +59,7 @@ _ADDRESS_FORMS = [
 # such place is read by the pattern without it (the same matches: a form that matches nowhere changes none).
 _ADDRESS = re.compile("|".join(_ADDRESS_FORMS))
 _ADDRESS_NO_SUFFIX_FORM = re.compile("|".join(f for f in _ADDRESS_FORMS if f is not _SUFFIX_STREET))
-_DE_SUFFIXES = tuple(s.replace("\\.", ".") for s in _DE_SUFFIX.split("|"))
+_DE_SUFFIXES = wordlists.entries("street_types_suffixed")
 _BEFORE_SPACED_DIGIT = re.compile(r"\S\s+\d")
 
 
@@ -88,18 +69,8 @@ def _suffix_form_possible(text: str) -> bool:
         return True
     return any(text[max(0, m.start() - 8):m.start() + 1].lower().endswith(_DE_SUFFIXES)
                for m in _BEFORE_SPACED_DIGIT.finditer(text))
-_LEGAL_FORM = (r"Ltd\.?|Limited|LLC|L\.L\.C\.|Inc\.?|Incorporated|PLC|plc|LLP|Corp\.?|Corporation|Co\.|GmbH|AG|KG|"
-               r"e\.V\.|SE|S\.A\.S?\.?|SA|SAS|SARL|S\.à r\.l\.|S\.p\.A\.|SpA|s\.r\.l\.|S\.r\.l\.|S\.L\.|SL|S\.C\.|s\.c\.|"
-               r"Sp\. z o\.o\.|sp\. z o\.o\.|B\.V\.|BV|N\.V\.|NV|AB|A/S|ApS|AS|ASA|Oy|Oyj|Ltda\.?|S/A|A\.Ş\.|Kft\.|"
-               r"s\.r\.o\.|a\.s\.|d\.o\.o\.|Pty|Group|Holding|Holdings|& Co\.?|and Sons|& Sons|Partners|"
-               r"Associates|Α\.Ε\.|Ε\.Π\.Ε\.|Ο\.Ε\.|HB|KB|Sp\.k\.|sp\.k\.|Sp\. z o\.o\. Sp\.k\.|Sp\. j\.|sp\. j\.|S\.A\.U\.|"
-               r"Lda\.?|GbR|OHG|UG|eG|mbH|S\.C\.S\.|SNC|S\.N\.C\.|S\.a\.s\.|S\.n\.c\.|Tic\. Ltd\. Şti\.|Ltd\. Şti\.")
-_INSTITUTION = (r"University|Universit[äyé]t?|Université|Universidad|Università|Uniwersytet|Universiteit|Universidade|"
-                r"Üniversitesi|College|School|Primary|Academy|Akademie|Institute|Institut|Instituto|Istituto|Polytechnic|"
-                r"Gymnasium|Lycée|Hochschule|Hospital|Clinic|Klinik|Klinikum|Krankenhaus|Ziekenhuis|Hôpital|CHU|"
-                r"Ospedale|Policlinico|Medical Center|Medical Centre|Health Centre|Surgery|Practice|Pharmacy|"
-                r"Bank|Telecom|Robotics|Technologies|Solutions|Systems|Consulting|Logistics|Software|Labs?|Studios?|"
-                r"Foundation|Association|Society|Club")
+_LEGAL_FORM = wordlists.alternation("legal_forms")  # "Ltd\.|Ltd|Limited|LLC|...|GmbH|...|Sp\. z o\.o\."
+_INSTITUTION = wordlists.alternation("institution_words_organisation_endings")  # "University|...|Hospital|...|Club"
 _ORG = re.compile("|".join([
     rf"(?:{_CAP}(?:,\s|\s&\s|\s(?:and|und|et|e|y|i|en|och|ve)\s|[ -])){{0,4}}{_CAP},?\s(?:{_LEGAL_FORM})(?![\w])",
     rf"{_CAP}, {_CAP} (?:and|und|et|e|y|i|en|och|ve) {_CAP}",
@@ -164,7 +135,7 @@ def institution_name(surface: str) -> bool:
     return bool(_ENDS_IN_INSTITUTION.search(surface.strip()))
 
 
-_AMP_NOT_ORG = frozenset(("r&d", "q&a", "b&b", "p&l", "m&a", "r&b", "s&p", "f&b", "t&c", "t&cs", "d&i", "c&i"))
+_AMP_NOT_ORG = wordlists.words("ampersand_abbreviations")
 
 
 @register_recognizer("organisations", {"ORG"}, {"org": 1.8})
@@ -201,10 +172,7 @@ class AgePlaceRecognizer:
         return out
 
 
-_MON = (r"(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\.?|Januar|Februar|März|Juni|Juli|Oktober|Dezember|"
-        r"janvier|février|mars|avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre|enero|febrero|"
-        r"marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre|gennaio|febbraio|aprile|"
-        r"maggio|giugno|luglio|settembre|ottobre|dicembre|januari|februari|maart|mei|augustus")
+_MON = r"(?:" + "|".join(MONTH_ABBREVIATIONS) + r")\.?|" + wordlists.alternation("months_other_languages")
 _EXTRA_DATE = re.compile(
     rf"(?i:\b\d{{1,2}}\.?\s(?:{_MON})(?:\s\d{{4}})?\b|\b(?:{_MON})\s\d{{1,2}}(?:,?\s\d{{4}})?\b|"
     rf"\b\d{{1,2}}\s(?:{MONTH_ALTERNATION})\b|"
@@ -230,28 +198,13 @@ class DateAndPlaceRecognizer:
         return out
 
 
-_NOT_PLACES = frozenset((
-    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
-    "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "english", "french",
-    "german", "spanish", "italian", "dutch", "polish", "portuguese", "russian", "chinese", "japanese", "korean",
-    "arabic", "python", "java", "javascript", "excel", "word", "sql", "bash", "linux", "windows", "git", "docker",
-    "court", "article", "section", "paragraph", "chapter", "annex", "appendix", "part", "law", "act", "code",
-    "convention", "protocol", "government", "parliament", "europe", "total", "general", "particular", "practice",
-    "addition", "short", "fact", "summary", "order", "time", "advance", "case", "writing", "person", "private",
-    "public", "view", "question", "response", "reply", "absentia", "camera", "accordance", "respect", "spite",
-    "favour", "light", "force", "principle", "vain", "detention", "prison", "custody", "hospital", "school",
-))
+# Capitalised words closing a clause after "in", "near"... that name no place: the month and weekday names and
+# not_places_after_preposition.txt ("Python", "Court", "absentia"), lower case
+_NOT_PLACES = (frozenset(m.lower() for m in MONTHS) | frozenset(w.lower() for w in WEEKDAYS)
+               | wordlists.words("not_places_after_preposition"))
 
 
-_DEMONYMS = (
-    "Afghan|Albanian|Algerian|American|Andorran|Angolan|Argentine|Argentinian|Armenian|Australian|Austrian|Azerbaijani|"
-    "Belarusian|Belgian|Bosnian|Brazilian|British|Bulgarian|Canadian|Chechen|Chilean|Chinese|Colombian|Croatian|"
-    "Cypriot|Czech|Danish|Dutch|Egyptian|English|Estonian|Ethiopian|Finnish|French|Georgian|German|Ghanaian|Greek|"
-    "Hungarian|Icelandic|Indian|Iranian|Iraqi|Irish|Israeli|Italian|Japanese|Jordanian|Kazakh|Kenyan|Kosovar|Kurdish|"
-    "Latvian|Lebanese|Libyan|Liechtenstein|Lithuanian|Luxembourgish|Macedonian|Maltese|Moldovan|Monegasque|"
-    "Montenegrin|Moroccan|Nigerian|Norwegian|Pakistani|Palestinian|Polish|Portuguese|Romanian|Roma|Russian|"
-    "Sammarinese|Saudi|Scottish|Serbian|Slovak|Slovakian|Slovenian|Somali|Spanish|Sudanese|Swedish|Swiss|Syrian|"
-    "Tunisian|Turkish|Ukrainian|Uzbek|Vietnamese|Welsh|Yugoslav|Yemeni")
+_DEMONYMS = wordlists.alternation("demonyms")  # "Afghan|Albanian|...|Yemeni"
 _DEMONYM = re.compile(rf"\b(?:{_DEMONYMS})(?:\s+(?:national|nationals|citizen|citizens|origin|nationality))?\b")
 _TRANSLATE_TO = re.compile(r"(?i:\btranslat\w*\b[^.!?\n]{0,60}?\b(?:to|into|in)\s+(?:the\s+)?)$")
 _TRANSLATION = re.compile(r"(?i:\s+translation\b)")
@@ -274,8 +227,7 @@ _COURT = re.compile(r"(?:\b(?:[A-ZÀ-Þ][\w'’-]+\s+){1,4}Tribunal|(?:\bAppeal 
                     r"\bCourt of Appeal|\bSupreme Court|\bCourt of Justice(?: of the European Union)?)\b"
                     r"(?:\s+\([^)]{2,40}\))?|\b[A-Z][\w-]+ (?:army|garrison|regiment|barracks|constabulary)\b")
 _RESPONDENT = re.compile(r"application[^)]{0,40}\)\s+against\s+(?:the\s+)?([A-Z][\w ]{2,80}?)(?=\s+lodged|\s+\(|,|\.|\s+by\s)")
-_NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|twenty|"
-                 "thirty|forty|fifty|sixty|several|a few")
+_NUMBER_WORDS = wordlists.alternation("number_words")  # "one|two|...|sixty|several|a few"
 _DURATION = re.compile(rf"(?i)\b(?:{_NUMBER_WORDS}|\d{{1,3}})(?:[ -](?:{_NUMBER_WORDS}))?\s+(?:days?|weeks?|months?|"
                        rf"years?|hours?)\b(?![ -]old)")
 
@@ -320,7 +272,6 @@ from functools import lru_cache  # noqa: E402
 def _country_pattern() -> "re.Pattern[str]":
     from faker.providers.address.en import Provider
 
-    names = sorted({c for c in Provider.countries if len(c) > 3} | {"United Kingdom", "Kingdom of Sweden",
-                                                                     "United States", "Russia", "Czech Republic"},
-                   key=len, reverse=True)
+    names = sorted({c for c in Provider.countries if len(c) > 3} | wordlists.words("countries_extra"), key=len,
+                   reverse=True)
     return re.compile(r"\b(?:" + "|".join(re.escape(n) for n in names) + r")\b")

@@ -15,15 +15,12 @@ from typing import FrozenSet, List, Tuple
 from ..lexicon import (is_cjk, english_and_common, english_stop_words, english_zipf, known_names, name_lists,
                        stop_words)
 from ..spans import Span
+from .. import wordlists
 from .recognizer import register_recognizer
 
 _LATIN_WORD = r"[^\W\d_][^\W\d_'’-]*(?:[-'’][^\W\d_]+)*"
 # The relations of the cues ("my son", "my boss"); some are in the name lists too ("Friend", "Boss"), never a name there
-_RELATIONS = frozenset("""
-son daughter wife husband partner mother mum mom father dad boss friend colleague intern sister brother manager
-landlord tenant neighbour neighbor grandson granddaughter grandmother grandfather uncle aunt cousin nephew niece child
-kid baby fiancé fiancée fiance fiancee girlfriend boyfriend teacher doctor client patient student employee assistant
-""".split())
+_RELATIONS = wordlists.words("relations")
 # Cues after which the next 1-3 name-like tokens are a person (several languages).
 _CUES = (
     r"my name is|my name's|i am|i'm|call me|hi|hello|hey|dear|thanks|thank you|best|regards|cheers|"
@@ -180,28 +177,14 @@ class NameRecognizer:
 
 _POSSESSIVE = re.compile(r"(?i)\b(?:my|our|your|his|her|their)\s+$")
 # Given names that are also everyday words: a name only when a listed surname follows ("mary jones").
-_PAIR_HEADS = frozenset(("mary", "rose", "grace", "hope", "joy", "faith", "iris", "ivy", "lily", "holly", "daisy",
-                         "april", "june", "summer", "dawn", "crystal", "ruby", "pearl", "amber", "jade", "violet",
-                         "mark", "bill", "frank", "jack", "will", "drew", "dean", "ray", "rob", "pat", "max", "guy",
-                         "lance", "chase", "miles", "sandy", "penny", "ted", "ben", "tom", "dan", "sam", "art"))
+_PAIR_HEADS = wordlists.words("name_pair_heads")
 # Capitalised words after a cue ("Hi", "Dear", "my boss") that are not names.
-_NOT_NAMES_AFTER_CUE = frozenset(("team", "all", "everyone", "there", "again", "sir", "madam", "guys", "folks",
-                                  "friends", "colleagues", "customer", "customers", "mr", "mrs", "ms", "dr",
-                                  # "Hi, I'm Lars Eriksen": the pronoun starts the next cue, it names no one
-                                  "i", "i'm", "i’m", "im", "i've", "i’ve", "i'll", "i’ll", "i'd", "i’d", "we",
-                                  "we're", "we’re",
-                                  # "my employee ID is", "my patient number": what the cue's word is asked about
-                                  "id", "pin", "number", "no", "code", "ref", "reference", "account", "details",
-                                  # "Dear Hiring Manager", "Dear Recruiter": a role, not a name
-                                  "hiring", "recruiter", "recruiting", "recruitment", "admissions", "selection",
-                                  "parents", "parent", "residents", "applicant", "candidate", "committee", "panel"))
+_NOT_NAMES_AFTER_CUE = wordlists.words("not_names_after_cue")  # pronouns, what a cue's word is asked about, roles
 _PAIR_AND = re.compile(r"(?<![\w&])([A-Z][a-z]{2,})\s?(?:&|and)\s?([A-Z][a-z]{2,})(?![\w&])")
 # Verbs and prepositions after which a lower-case list name is a person ("cc rachel", "ask dr ng").
 _WEAK_CUE = re.compile(r"(?i)(?<![\w])(?:reply to|write to|send (?:it )?to|cc|bcc|ask|tell|text|ping|email|pick up|"
                        r"invite|remind|thank|sign it|sign as|signed|from|with|for|dr\.?|and|me and)\s+(?=[^\W\d_])")
-_FUNCTION_WORDS_NOT_NAMES = frozenset(("will", "may", "june", "april", "august", "mark", "bill", "grace", "hope", "joy",
-                                       "faith", "summer", "pat", "rob", "sandy", "sunny", "van", "von", "de", "la",
-                                       "le", "di", "da", "del", "max", "ray", "jack", "frank", "guy", "chase", "skip"))
+_FUNCTION_WORDS_NOT_NAMES = wordlists.words("names_not_after_weak_cue")
 
 
 _ONE_OR_TWO_WORDS = re.compile(r"([^\W\d_]+)(?: ([^\W\d_]+))?")
@@ -267,19 +250,10 @@ def _lone_rare_name(text: str, tokens: List[Tuple[int, int, str]], i: int, first
     return not prev_cap and not next_cap and (next_tok is None or next_tok[2].lower() not in _INSTITUTION_WORDS)
 
 
-_INSTITUTION_WORDS = frozenset((
-    "court", "courts", "council", "tribunal", "committee", "commission", "ministry", "university", "hospital", "bank",
-    "ltd", "inc", "gmbh", "street", "road", "avenue", "school", "college", "party", "group", "company", "association",
-    "regulation", "directorate", "office", "department", "agency", "fund", "law", "act", "army", "police", "prison"))
+_INSTITUTION_WORDS = wordlists.words("institution_words_after_names")
 # First names that are far more often places or institutions in running text.
-_PLACES = frozenset((
-    "london", "paris", "berlin", "vienna", "rome", "madrid", "sydney", "florence", "victoria", "georgia", "jordan",
-    "israel", "ireland", "england", "scotland", "wales", "france", "china", "india", "kenya", "brittany", "chelsea",
-    "lincoln", "washington", "austin", "dallas", "denver", "houston", "phoenix", "orlando", "madison", "charlotte",
-    "council", "court", "justice", "europe", "african", "american", "asia", "america", "sierra", "turkey", "roma",
-    "istanbul", "ankara", "izmir", "moscow", "warsaw", "prague", "dublin", "lisbon", "athens", "geneva", "milan"))
-_PARTICLES = frozenset(("de", "da", "do", "das", "dos", "del", "della", "di", "du", "van", "von", "der", "den", "ten",
-                        "ter", "le", "la", "bin", "binti", "al", "el", "y", "e", "zu", "op"))
+_PLACES = wordlists.words("first_names_mostly_places")
+_PARTICLES = wordlists.words("name_particles")
 _SIGNOFF = re.compile(r"(?i)thanks|thank you|best|regards|cheers|love|sincerely|yours|sign")
 _HAN_RUN = re.compile(r"[\u4e00-\u9fff]{2,4}")
 _HANGUL_RUN = re.compile(r"[\uac00-\ud7a3]{2,4}")

@@ -9,12 +9,12 @@ from __future__ import annotations
 import re
 from typing import List, Sequence
 
+from .. import wordlists
 from ..spans import Span
 
 _INSTITUTION = re.compile(
-    r"^(?:the\s+)?(?:(?:[A-Z][a-z]+\s+(?:(?:and|for)\s+)?)*(?:Court|Chamber|Grand Chamber|Council|Government|State|"
-    r"Commission|Registry|Registrar|Tribunal|Section|Convention|Parliament|Assembly|Ministry|Committee|Office|Agency|"
-    r"Officer|Act|Regulation)"
+    r"^(?:the\s+)?(?:(?:[A-Z][a-z]+\s+(?:(?:and|for)\s+)?)*(?:"
+    + wordlists.alternation("institution_words_public_parties") + r")"
     r"(?:\s+(?:of|for)\s+(?:the\s+)?[A-Z][\w ]+)?(?:\s+\d{4})?|European Commission (?:of|on) Human Rights|inter alia)"
     r"(?:['\u2019]s)?$")
 # Intergovernmental bodies: public, like a State's courts and ministries, and naming one identifies nobody.
@@ -31,7 +31,9 @@ _NATIONAL_BODY = re.compile(r"^(?:the\s+)?(?:NHS|National\s+Health\s+Service|HMR
                             r"(?:['\u2019]s)?$")
 _FORMATION = re.compile(r"^(?:the\s+)?(?:(?:First|Second|Third|Fourth|Fifth|Sixth)\s+Section|Grand\s+Chamber)"
                         r"(?:\s+of\s+the\s+Court)?$")
-_LEGAL_FORM = re.compile(r"\b(?:LTD|LLC|INC|PLC|GMBH|AG|SA|SARL|SPA|SRL|BV|NV|AB|CORP|CO)\b\.?")
+_LEGAL_FORM = re.compile(r"\b(?:" + wordlists.alternation("legal_forms_in_capitals") + r")\b\.?")
+# How a State's name starts ("Republic of ...", "United Kingdom"): a LOC span that is the State itself.
+_STATE_PREFIXES = wordlists.entries("state_name_prefixes")
 # "<State> Government" / "<State> authorities" / "Government of <State>": the respondent party.
 _GOVERNMENT = re.compile(r"^(?:the\s+)?(?:[A-Z][\w-]+\s+)*(?:Government|authorities)$|^(?:the\s+)?Government of\s",
                          re.IGNORECASE)
@@ -59,8 +61,7 @@ def is_public_institution(surface: str, category: str) -> bool:
     if category == "LOC":
         from ..desensitization.gazetteer import country_of
 
-        return country_of(text) == text or text.lower().startswith(("republic of", "the republic of",
-                                                                    "united kingdom", "great britain", "northern ireland"))
+        return country_of(text) == text or text.lower().startswith(_STATE_PREFIXES)
     return False
 
 

@@ -15,6 +15,7 @@ from collections import Counter
 from functools import lru_cache
 from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
+from .. import wordlists
 from ..spans import SECRET_PREFIX, Span, is_secret, non_space_run  # noqa: F401 (is_secret re-exported)
 from .recognizer import register_recognizer
 # Regions tried for a national-format phone number (no +country prefix), most common first.
@@ -33,27 +34,13 @@ _SECRET_WORDS = (r"pass(?:word|wd|phrase|code)|pwd|secret|token|api[_ -]?key|api
                  r"wachtwoord|hasło|parola|salasana|lösenord")
 _DATE_LIKE = re.compile(r"^(?:\d{1,4}[./-]\d{1,2}[./-]\d{1,4}|\d{1,2}:\d{2}(?::\d{2})?)$")
 _DATE_INSIDE = re.compile(r"(?<!\d)(?:\d{4}[./-]\d{1,2}[./-]\d{1,2}|\d{1,2}[./-]\d{1,2}[./-]\d{4})(?!\d)")
-_TLDS = ("com|org|net|edu|gov|io|dev|app|ai|co|info|biz|me|xyz|cloud|tech|online|site|store|shop|blog|email|"
-         "de|fr|es|it|nl|pl|uk|se|no|dk|fi|ch|at|be|pt|br|ru|ua|cn|jp|kr|in|gr|tr|ie|au|ca|us|eu|cz|ro|hu|mx|ar")
+_TLDS = wordlists.alternation("top_level_domains")  # "com|org|net|...|mx|ar"
 # Hosts of public services: naming them identifies nobody.
-PUBLIC_HOSTS = frozenset((
-    "google.com", "github.com", "githubusercontent.com", "gitlab.com", "microsoft.com", "amazonaws.com", "aws.amazon.com",
-    "amazon.com", "slack.com", "linkedin.com", "openai.com", "python.org", "pypi.org", "stackoverflow.com",
-    "wikipedia.org", "example.com", "example.org", "example.net", "localhost", "apple.com", "azure.com",
-    "cloudflare.com", "docker.com", "npmjs.com", "youtube.com", "twitter.com", "x.com", "facebook.com",
-    "instagram.com", "reddit.com", "hooks.slack.com", "gmail.com", "outlook.com", "hotmail.com", "yahoo.com",
-    # public health bodies and the literature clinicians cite (a PubMed link names an article, not its reader)
-    "nih.gov", "cdc.gov", "fda.gov", "who.int", "nice.org.uk", "europa.eu", "un.org", "doi.org",
-    "nature.com", "sciencedirect.com", "springer.com", "wiley.com", "thelancet.com", "bmj.com", "nejm.org",
-    "jamanetwork.com", "cochranelibrary.com", "researchgate.net", "semanticscholar.org", "arxiv.org",
-))
+PUBLIC_HOSTS = wordlists.words("public_hosts")  # with public health bodies and the literature clinicians cite
 # URL path segments after which the next segment names a person or account.
-_PERSONAL_PATH = frozenset(("u", "user", "users", "in", "profile", "profiles", "people", "repos", "~", "home", "member",
-                            "members", "author", "authors", "@"))
-_PLATFORMS = ("linkedin|facebook|youtube|instagram|twitter|tiktok|github|gitlab|reddit|medium|pinterest|twitch|"
-              "mastodon|telegram|snapchat|vimeo|behance|dribbble|soundcloud|spotify")
-_PROFILE_HOSTS = frozenset(("github.com", "gitlab.com", "twitter.com", "x.com", "facebook.com", "instagram.com",
-                            "medium.com", "reddit.com", "bitbucket.org", "t.me", "tiktok.com"))
+_PERSONAL_PATH = wordlists.words("personal_path_segments")
+_PLATFORMS = wordlists.alternation("social_platforms")  # "linkedin|facebook|...|spotify"
+_PROFILE_HOSTS = wordlists.words("profile_hosts")
 
 _PATTERN = re.compile("|".join([
     r"(?P<pem>-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]{0,5000}?-----END [A-Z ]*PRIVATE KEY-----)",
@@ -351,10 +338,13 @@ def _number(text: str, m: "re.Match[str]") -> Iterator[Span]:
         yield Span(start, end, "CODE", 0.75, "structured:id_number")
 
 
+# words after a secret's keyword that are no secret ("password is required", "token expired")
+_NOT_SECRETS = wordlists.words("keyed_values_not_secrets")
+
+
 def _keyed(text: str, m: "re.Match[str]") -> Iterator[Span]:
     value = m.group("keyed_value")
-    if value.lower() in ("is", "the", "for", "and", "not", "none", "null", "true", "false", "required", "here",
-                         "below", "above", "reset", "manager", "protected", "field", "file", "expired"):
+    if value.lower() in _NOT_SECRETS:
         return
     yield from _span(m, "keyed_value", SECRET_PREFIX + "keyword", 0.9)
 

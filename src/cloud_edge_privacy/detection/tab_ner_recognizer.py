@@ -18,7 +18,9 @@ from types import MappingProxyType
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import ModelFileError
+from .. import wordlists
 from ..spans import Span
+from ..vocabulary import MONTHS, WEEKDAYS
 from .public_parties import is_public_institution
 from .recognizer import ALL_TAB, Reads, register_recognizer
 from .spacy_pipeline import SpacyPipeline
@@ -58,16 +60,7 @@ def _uninformative() -> frozenset:
     """Capitalised words of court text that never start an identifier (stop words, headings, institutions)."""
     from spacy.lang.en.stop_words import STOP_WORDS
 
-    extra = ("article articles court convention government commission chamber grand section protocol rule rules "
-             "president judge judges registrar deputy vice european human rights fundamental freedoms law act code "
-             "criminal civil procedure constitution state states contracting party parties agent facts relevant "
-             "domestic practice complaints complaint alleged violation application applications applicant "
-             "applicants circumstances case proceedings merits admissibility decision judgment holds unanimously "
-             "declares dismisses accordingly however moreover furthermore therefore thus according following "
-             "although whereas concerning regarding having done english french pursuant paragraph paragraphs "
-             "mr mrs ms dr i ii iii iv v vi vii a b c d e f g the january february march april may june july august "
-             "september october november december monday tuesday wednesday thursday friday saturday sunday first "
-             "second third fourth fifth sixth seventh eighth ninth tenth").split()
+    extra = wordlists.words("court_words_uninformative") | frozenset(m.lower() for m in MONTHS + WEEKDAYS)
     return frozenset(w.lower() for w in STOP_WORDS) | frozenset(extra)
 
 

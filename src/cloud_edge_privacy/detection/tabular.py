@@ -6,32 +6,15 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Optional
 
+from .. import wordlists
 from ..spans import Span
 from .recognizer import register_recognizer
 
 # header word -> category; matched against the header cell with separators and case removed
-_COLUMNS: Dict[str, str] = {
-    **dict.fromkeys(("name", "fullname", "firstname", "lastname", "surname", "givenname", "forename", "customer",
-                     "customername", "contact", "contactname", "owner", "patient", "patientname", "employee",
-                     "employeename", "client", "clientname", "person", "author", "recipient", "sender", "nom",
-                     "prenom", "prénom", "nombre", "apellido", "apellidos", "nome", "cognome", "vorname",
-                     "nachname", "naam", "imie", "imię", "nazwisko"), "PERSON"),
-    **dict.fromkeys(("email", "mail", "emailaddress", "correo", "courriel"), "CODE"),
-    **dict.fromkeys(("phone", "phonenumber", "tel", "telephone", "telefon", "telefono", "téléphone", "mobile",
-                     "mobil", "cell", "cellphone", "handy", "fax"), "CODE"),
-    **dict.fromkeys(("city", "town", "place", "ville", "ciudad", "città", "citta", "stadt", "ort", "miasto",
-                     "address", "addr", "street", "streetaddress", "adresse", "dirección", "direccion", "indirizzo",
-                     "anschrift", "adres", "zip", "zipcode", "postcode", "postalcode", "plz", "cp", "cap",
-                     "birthplace", "placeofbirth"), "LOC"),
-    **dict.fromkeys(("dob", "dateofbirth", "birthdate", "birthday", "born", "geburtsdatum"), "DATETIME"),
-    **dict.fromkeys(("ssn", "nino", "nin", "passport", "passportno", "passportnumber", "nationalid", "taxid",
-                     "iban", "account", "accountnumber", "card", "cardnumber", "creditcard", "mrn", "patientid",
-                     "employeeid", "customerid", "username", "user", "login", "handle", "userid", "ip",
-                     "ipaddress", "licenseplate", "plate", "pesel", "dni", "nif", "bsn", "steuerid"), "CODE"),
-    **dict.fromkeys(("company", "employer", "organisation", "organization", "org", "school", "university",
-                     "firma", "empresa", "entreprise", "azienda"), "ORG"),
-    **dict.fromkeys(("age", "alter", "edad", "âge", "eta", "età"), "DEM"),
-}
+_COLUMNS: Dict[str, str] = {word: category for category, name in (
+    ("PERSON", "table_columns_person"), ("CODE", "table_columns_code"), ("LOC", "table_columns_loc"),
+    ("DATETIME", "table_columns_datetime"), ("ORG", "table_columns_org"), ("DEM", "table_columns_dem"))
+    for word in wordlists.entries(name)}
 _DELIMITERS = ("\t", "|", ";", ",")
 _KEY = re.compile(r"[\s_\-.#/]+")
 

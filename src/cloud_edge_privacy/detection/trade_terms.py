@@ -23,16 +23,9 @@ from .clinical import clinical_word, measurements
 from ..lexicon import ORDINARY_ZIPF, everyday_lower_word, function_words, known_names
 from ..spans import non_space_run
 from ..vocabulary import GREETINGS, TITLES
+from .. import wordlists
 
-TECH_TERMS: FrozenSet[str] = frozenset("""
-python java javascript typescript sql mysql postgresql postgres sqlite mongodb php kotlin scala perl html html5 css
-css3 json yaml xml csv bash powershell vba excel powerpoint outlook sharepoint onedrive linux macos android ios
-ubuntu debian centos pandas numpy scipy matplotlib tensorflow pytorch keras scikit-learn sklearn react reactjs
-angular vue vuejs django flask fastapi kubernetes k8s jupyter matlab spss stata api apis rest restful graphql http
-https ssh ftp tcp dns vpn wifi bluetooth usb pdf docx xlsx jpeg png gif mp4 chatgpt gpt-4 llm llms windows vlan lan
-ethernet bios wordpress gmail chrome firefox npm pip yarn git webpack nodejs crm erp saas sdk ide readme
-str int dict bool tuple
-""".split())
+TECH_TERMS: FrozenSet[str] = wordlists.words("tech_terms")
 _TECH_PHRASES = re.compile(r"\bPower\s?BI\b|\bC\+\+|\bC#|(?-i:(?<![\w.])\.NET|\bASP\.NET)\b|\bNode\.js\b|"
                            r"\bVisual Studio(?: Code)?\b|"
                            r"\bVS ?Code\b|\bMicrosoft (?:Excel|Word|PowerPoint|Outlook|Teams|Office|365)\b|"
@@ -46,19 +39,9 @@ _TECH_PHRASES = re.compile(r"\bPower\s?BI\b|\bC\+\+|\bC#|(?-i:(?<![\w.])\.NET|\b
                            r"(?-i:\b[A-Z][A-Za-z]*(?:Error|Exception|Warning)\b|\b(?:"
                            + "|".join(sorted(errno.errorcode.values(), key=len, reverse=True)) + r")\b)",
                            re.IGNORECASE)
-INSTRUCTION_VERBS: FrozenSet[str] = frozenset("""
-summarise summarize explain write rewrite translate draft create generate list give describe compare calculate
-proofread paraphrase convert suggest analyse analyze edit check answer correct improve outline define classify
-extract format shorten expand simplify polish review call email contact ask tell send remind book schedule help find
-make reply forward fix update plan prepare organise organize arrange recommend provide show share sort rank respond
-invite thank apologise apologize confirm cancel notify inform advise remove delete
-""".split())
+INSTRUCTION_VERBS: FrozenSet[str] = wordlists.words("instruction_verbs")
 # words that make a name an organisation's: a span with one keeps its trade terms ("Excel Systems", a company)
-ORGANISATION_WORDS: FrozenSet[str] = frozenset("""
-systems solutions technologies technology software labs lab group inc ltd llc corp corporation company co consulting
-services partners associates gmbh plc ag sa bv holdings ventures networks analytics capital bank university college
-school hospital clinic institute centre center foundation agency
-""".split())
+ORGANISATION_WORDS: FrozenSet[str] = wordlists.words("institution_words_in_organisations")
 _SENTENCE_START = re.compile(r"(?:^|(?<=[.!?:;\n])\s*)([A-Z][a-z]+)\b")
 _WORD = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)*")
 _DOMAIN = re.compile(r"(?i)\b[a-z0-9-]{2,}\.[a-z]{2,}\b")  # "researchgate.net": its ".net" is no .NET
