@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Iterator, List, Tuple
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "cloud_edge_privacy"
-EXCLUDED = ("detection/pipeline.py",)  # edited elsewhere at the time of the issue; left out of the count
+EXCLUDED: tuple = ()  # files left out of the count (none)
 # Literals of codes and names that are settings, not vocabulary: (file, the name of the top-level statement holding
 # it) -> why.  Counted apart ("settings").
 SETTINGS = {
@@ -41,6 +41,13 @@ SETTINGS = {
     ("detection/regex_recognizer.py", "RegexRecognizer"): "TAB categories a recognizer declares",
     ("detection/tabular.py", "TabularRecognizer"): "TAB categories a recognizer declares",
     ("detection/spacy_recognizer.py", "load_spacy"): "the names of spaCy pipeline components",
+    ("lexicon.py", "LANGUAGE_VOTE"): "wordfreq language codes",
+    ("detection/pipeline.py", "_MODELS"): "recognizer source prefixes",
+    ("detection/pipeline.py", "_WORDLIKE"): "TAB categories",
+    ("detection/pipeline.py", "_LONE_CATEGORIES"): "TAB categories",
+    ("detection/pipeline.py", "_ATOMIC_IDENTIFIERS"): "recognizer source names",
+    ("detection/pipeline.py", "DEFAULT_STEPS"): "the names of post-detection steps",
+    ("detection/pipeline.py", "WARM_UP_TEXT"): "a warm-up sentence, not vocabulary",
 }
 SETTING_OWNERS = {"__all__": "a module's exported names"}  # in any file
 MIN_WORDS = 5

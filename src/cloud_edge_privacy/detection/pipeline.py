@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Opti
 
 from ..lexicon import mostly_another_language, unread_letters
 from ..spans import Span, find_surface, non_space_run
+from ..wordlists import words
 from ..vocabulary import GREETINGS, MONTH_ABBREVIATIONS, MONTHS, RELATIVE_TIME_WORDS, TITLES, WEEKDAYS
 from .normalize import Normalized, normalize
 from .clinical import drug_names
@@ -357,16 +358,11 @@ def _header_label(text: str, s: int, e: int) -> bool:
     return (i == 0 or text[i - 1] == "\n") and everyday_lower_word(word.lower())
 
 
-_MAIL_HEADERS = frozenset(("from", "to", "cc", "bcc", "subject", "sent", "date"))
+_MAIL_HEADERS = words("mail_headers")
 _HEADER_BEFORE = re.compile(r"\b(?:" + "|".join(sorted(h.capitalize() for h in _MAIL_HEADERS)) + r"):")
 _CONTRACTED = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")  # "I’m", "you're"
 # the speaker, the reader, a question's word and its auxiliary verb name nobody in any case ("I’m", "Why I", "How do")
-_PRONOUNS = frozenset("""
-i i'm im i'mma i've i'll i'd me my mine myself you you're you've you'll you'd your yours yourself we we're we've
-we'll us our ours they they're they've them their he he's him his she she's her it it's its why what what's how
-when where who who's whom whose which do does did is are was were be been have has had can could would should
-shall must
-""".split())
+_PRONOUNS = words("pronouns_and_question_words")
 _OPEN, _CLOSE = "([{<", ")]}>"
 
 
@@ -544,7 +540,7 @@ _CONSTANT = re.compile(r"Q[1-4]|0x[0-9A-Fa-f]{1,16}")
 _VERB_OBJECT = re.compile(r"\s*(?::|(?:my|this|these|those|the|it|your|our|their)\b)")
 _WEEKDAY_WORDS = frozenset(w.lower() for w in WEEKDAYS)
 _MONTH_ONLY = re.compile(r"(?:(?:the\s+)?month\s+of\s+)?(?:" + "|".join(MONTHS) + r")", re.IGNORECASE)
-_RANGE_WORDS = frozenset({"to", "through", "and", "or", "until", "till", "from", "on", "since"})
+_RANGE_WORDS = words("range_words")
 
 
 def _relative_time(surface: str, category: str = "DATETIME") -> bool:
@@ -638,7 +634,7 @@ def clip_at_identifiers(text: str, spans: Sequence[Span]) -> List[Span]:
 
 
 # words that join two named things ("Anna at Bergen Logistics") rather than make part of one name
-_JOINING = frozenset(("at", "from", "to", "for", "with", "via", "by"))
+_JOINING = words("joining_words")
 # words a plain lower-case tail may start with: the joining words and the indefinite article ("Is the Uni-v a good
 # first car?" was one organisation to the TAB NER)
 _TAIL_START = _JOINING | {"a", "an"}
@@ -808,8 +804,7 @@ def _plain_tail(text: str, words: Sequence[Tuple[int, int]], end: int, covered: 
 
 
 # what an identifier is, written before it ("IBAN PT50 ...", "SSN 078-05-1120", "DOB 03/04/1971")
-_IDENTIFIER_TYPES = frozenset(("iban", "bic", "ssn", "nino", "mrn", "dob", "vat", "ein", "id", "uan", "utr", "pnr",
-                               "uci"))
+_IDENTIFIER_TYPES = words("identifier_type_labels")
 
 
 def _identifier_label(text: str, start: int, end: int) -> bool:
@@ -841,11 +836,7 @@ _SALUTATION = re.compile(r"(?i:\b(?:dear|hi|hello|hey)\s+(?:[a-z]+\s+(?:(?:and|&
 
 
 # words that only name an occupation, and a degree before its subject
-_JOB_WORDS = frozenset("""analyst analysts engineer engineers manager managers advisor adviser advisors advisers officer
-officers assistant assistants consultant consultants developer developers director directors coordinator
-co-ordinator specialist specialists administrator administrators technician technicians nurse nurses teacher teachers
-lecturer designer designers accountant accountants executive executives representative representatives clerk
-supervisor supervisors intern interns scientist scientists researcher researchers""".split())
+_JOB_WORDS = words("job_words")
 _JOB_AFTER = re.compile(r"\s+([A-Za-z-]+)")
 _DEGREES = r"BSc|MSc|BA|MA|MEng|BEng|PhD|MBA|MPhil|LLB|LLM|HND"
 _DEGREE = re.compile(rf"(?:\b(?:{_DEGREES}|degree|diploma|certificate)\s+(?:\(Hons\)\s+)?(?:(?i:in|of)\s+)?)$")
