@@ -25,6 +25,18 @@ class Span:
     def text(self, doc: str) -> str:
         return doc[self.start : self.end]
 
+    @property
+    def recognizer(self) -> str:
+        """The family that found it: the source prefix its recognizer declares (``"structured"`` of
+        ``"structured:email"``, ``"coref"`` of a propagated mention)."""
+        return self.source.partition(":")[0]
+
+    @property
+    def label(self) -> str:
+        """What the recognizer called it (``"email"`` of ``"structured:email"``, ``"PERSON"`` of
+        ``"learned:PERSON"``); empty when the source has no label."""
+        return self.source.partition(":")[2]
+
     def overlaps(self, other: "Span") -> bool:
         return self.start < other.end and other.start < self.end
 

@@ -72,7 +72,7 @@ def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] =
     ident = all_identifying()
 
     def rank(span: Span) -> tuple:
-        return (table.get(span.source.split(":")[0], 0), span.end - span.start, span.category)
+        return (table.get(span.recognizer, 0), span.end - span.start, span.category)
 
     ordered = sorted(spans, key=lambda s: (s.start, -s.end, s.category, s.source))
     merged: List[Span] = []
@@ -88,7 +88,7 @@ def merge_spans(spans: Iterable[Span], priority: Optional[Mapping[str, float]] =
             whole = [s for s in group if (s.start, s.end) == (group[0].start, end) and not s.source.startswith("names")]
             if whole and text is not None and (
                     (best.source.startswith("names") and _names_name_part(text, group[0].start, end, group, whole))
-                    or (best in whole and best.source.split(":")[0] in _MODELS)):
+                    or (best in whole and best.recognizer in _MODELS)):
                 best = _voted(whole, rank)  # "Mayo Clinic", "St. Joseph Mercy Hospital": organisations
             elif whole and text is not None and best.source.startswith("names:first") \
                     and (best.start, best.end) == (group[0].start, end):
@@ -153,7 +153,7 @@ def _names_name_part(text: str, start: int, end: int, group: Sequence[Span], who
         return True
     rest = [text[a:b].lower() for a, b in words if (a, b) not in named]
     return bool(rest) and not any(w in known_names() for w in rest) \
-        and any(s.source.split(":")[0] in _RULES_OF_PLACES_AND_ORGS for s in whole)
+        and any(s.recognizer in _RULES_OF_PLACES_AND_ORGS for s in whole)
 
 
 def _voted(spans: Sequence[Span], rank: Callable[[Span], tuple]) -> Span:
@@ -379,7 +379,7 @@ def drop_lone_ordinary_words(text: str, spans: Sequence[Span]) -> List[Span]:
 
     out: List[Span] = []
     for group in group_overlapping(spans):
-        families = {s.source.split(":")[0] for s in group}
+        families = {s.recognizer for s in group}
         if len(families) == 1 and families <= _MODELS and all(s.category in _LONE_CATEGORIES for s in group):
             word = text[min(s.start for s in group):max(s.end for s in group)]
             if _LONE_WORD.fullmatch(word) and everyday_lower_word(word, ORDINARY_ZIPF) and not known_place(word):
@@ -434,7 +434,7 @@ def split_at_spaced_dash(text: str, spans: Sequence[Span]) -> List[Span]:
     for span in spans:
         m = _SPACED_DASH.search(text, span.start, span.end)
         sides = [(span.start, m.start()), (m.end(), span.end)] if m else []
-        if not m or span.category == "DATETIME" or span.source.split(":")[0] not in _MODELS \
+        if not m or span.category == "DATETIME" or span.recognizer not in _MODELS \
                 or not any(text[a:b].strip().isdigit() for a, b in sides) \
                 or not any(c.isalpha() for a, b in sides for c in text[a:b]):
             out.append(span)
@@ -458,7 +458,7 @@ def times_of_day(text: str, spans: Sequence[Span]) -> List[Span]:
     out: List[Span] = []
     for span in spans:
         surface = text[span.start:span.end]
-        clock = _CLOCK.match(surface) if span.category != "DATETIME" and span.source.split(":")[0] in _MODELS \
+        clock = _CLOCK.match(surface) if span.category != "DATETIME" and span.recognizer in _MODELS \
             else None
         if clock and all(w in english_stop_words() for w in surface[clock.end():].lower().split()):
             span = Span(span.start, span.start + clock.end(), "DATETIME", span.score, span.source)
@@ -492,7 +492,7 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
             e -= 1
         if span.category in _WORDLIKE:
             s, e = _without_glue_segments(text, s, e)
-        elif span.category in ("CODE", "QUANTITY") and span.source.split(":")[0] in _MODELS:
+        elif span.category in ("CODE", "QUANTITY") and span.recognizer in _MODELS:
             s, e = _without_edge_stop_words(text, s, e)  # "23/01187/FUL for": the reference, not the "for"
         if span.category not in _WORDLIKE and e - s > 1 and text[e - 1] == ".":
             e -= 1  # the sentence's full stop after a date, amount or code ("12 June."); an abbreviation's stays beside
@@ -511,7 +511,7 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
                 or named_public_body(surface) or surface.lower() in _IDENTIFIER_TYPES or sql_phrase(surface) \
                 or _FREQUENCY.fullmatch(surface) or _greeted_role(text, s, e) or _occupation(text, s, e, span.category):
             continue  # "NHS" of a model's "NHS no. 485 777 3456" is no amount, nor "IBAN" a place
-        if span.category in _WORDLIKE and span.source.split(":")[0] in _MODELS and everyday_lower_word(surface) \
+        if span.category in _WORDLIKE and span.recognizer in _MODELS and everyday_lower_word(surface) \
                 and _VERB_OBJECT.match(text, e):
             continue  # "please polish my CV", "polish: the paragraph below": a verb, not a nationality or a name
         if span.category in ("LOC", "ORG") and _MONTH_ONLY.fullmatch(surface):
@@ -705,7 +705,7 @@ def split_long_spans(text: str, spans: Sequence[Span]) -> List[Span]:
     out: List[Span] = []
     for span in spans:
         words = [(m.start() + span.start, m.end() + span.start) for m in _TOKEN.finditer(text[span.start:span.end])]
-        if span.source.split(":")[0] not in _MODELS or span.category not in _SPLIT or len(words) < LONG_SPAN_WORDS:
+        if span.recognizer not in _MODELS or span.category not in _SPLIT or len(words) < LONG_SPAN_WORDS:
             out.append(span)
             continue
         others = [o for o in spans if o.start < span.end and span.start < o.end
@@ -757,7 +757,7 @@ def trim_lower_case_edges(text: str, spans: Sequence[Span]) -> List[Span]:
 
     out: List[Span] = []
     for span in spans:
-        if span.source.split(":")[0] not in _MODELS or span.category not in _WORDLIKE:
+        if span.recognizer not in _MODELS or span.category not in _WORDLIKE:
             out.append(span)  # TAB's dates and amounts hold their words: "between 1980 and 1981", "approximately"
             continue
         words = [(m.start() + span.start, m.end() + span.start) for m in _TOKEN.finditer(text[span.start:span.end])]
@@ -923,7 +923,7 @@ def drop_unread_scripts(text: str, spans: Sequence[Span]) -> List[Span]:
     guess made over letters of a script it never read (:func:`unread_script`).  What finds names there stays: the
     validators, the multilingual name lists, the address and legal-form patterns of those scripts, and the learned
     NER, which drops by itself what its model did not read (``reads_scripts`` in its ``training.json``)."""
-    return [s for s in spans if s.source.split(":")[0] not in _UNREAD_BY or not unread_script(text[s.start:s.end])]
+    return [s for s in spans if s.recognizer not in _UNREAD_BY or not unread_script(text[s.start:s.end])]
 
 
 _UNREAD_BY = (_MODELS - {"learned"}) | {"shape"}
@@ -942,7 +942,7 @@ def drop_english_models_in_other_languages(text: str, spans: Sequence[Span]) -> 
     judged: Dict[int, bool] = {}
     out = []
     for span in spans:
-        if span.source.split(":")[0] in _UNREAD_BY:
+        if span.recognizer in _UNREAD_BY:
             k = bisect_right(starts, span.start) - 1
             if k not in judged:
                 end = starts[k + 1] if k + 1 < len(starts) else len(text)
