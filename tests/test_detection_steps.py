@@ -130,3 +130,17 @@ def test_the_syntax_of_code_config_and_markup_is_told_from_its_data():
     code = "```\nsend_to(john_smith)\n```"
     i = code.index("john_smith")
     assert drop_syntax_spans(code, [Span(i, i + 10, "PERSON", 0.8, "learned:PERSON")])
+
+
+def test_the_detect_command_prints_spans_and_the_trace_and_reads_stdin(capsys, monkeypatch):
+    import io
+
+    from cloud_edge_privacy.cli import main
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("Translate to French: Dear Anna Berg, see you in Oslo."))
+    assert main(["detect", "--detector", "fast", "--trace", "--input", "-"]) == 0
+    out = capsys.readouterr().out
+    assert "\tPERSON\t" in out and "'Anna Berg'" in out
+    assert "# drop_translation_languages: dropped 'French' DEM" in out and "# steps run: tidy," in out
+    assert main(["detect", "--detector", "fast", "--text", "x", "--without-step", "nope"]) == 2
+    assert "unknown post-detection step 'nope'" in capsys.readouterr().err

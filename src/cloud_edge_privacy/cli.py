@@ -96,6 +96,37 @@ def _cmd_prepare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_detect(args: argparse.Namespace) -> int:
+    """What a detector finds in one text (--text, a file, or '-'/nothing: stdin), one span a line; with --trace,
+    which post-detection step removed, added or changed which span.  The text's private values are printed: this
+    is for the edge operator's terminal, nothing is logged or sent."""
+    from .detection import build_detector
+
+    if args.text is not None:
+        text = args.text
+    elif args.input in (None, "-"):
+        text = sys.stdin.read()
+    else:
+        path = Path(args.input)
+        if not path.is_file():
+            print(f"error: --input {path}: no such file", file=sys.stderr)
+            return 2
+        text = path.read_text(encoding="utf-8")
+    try:
+        det = build_detector(args.detector, **({"without_steps": tuple(args.without_step)} if args.without_step else {}))
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    spans, trace = det.analyze_traced(text)
+    for s in spans:
+        print(f"{s.start}\t{s.end}\t{s.category}\t{s.source}\t{text[s.start:s.end]!r}")
+    if args.trace:
+        print(f"# steps run: {', '.join(det.step_names) or 'none'}")
+        for line in trace.lines() or ["no step changed a span"]:
+            print(f"# {line}")
+    return 0
+
+
 def _cmd_anonymize(args: argparse.Namespace) -> int:
     """Plain text (--text, or stdin), JSONL of {"text": ...}, or a TAB JSON file (masks for score-tab)."""
     from .core.module_configs import CloudModelConfig, validate_config
@@ -426,6 +457,21 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--texts-out", default=None, help="write the protected texts (JSONL) here instead of stdout")
     a.add_argument("--no-progress", action="store_true", help="no progress bar (TAB input)")
     a.set_defaults(func=_cmd_anonymize)
+
+    dt = sub.add_parser("detect", formatter_class=fmt,
+                        help="print what a detector finds in a text, and with --trace why each step changed it",
+                        description="Print the spans a detector finds in one text (start, end, category, source, "
+                                    "surface), for the edge operator: the text's values are printed, nothing is "
+                                    "sent. --trace adds which post-detection step dropped, added or changed which "
+                                    "span; --without-step switches a step off.")
+    dt.add_argument("--text", default=None, help="the text to read")
+    dt.add_argument("--input", default=None, help="a text file; '-' or nothing: stdin")
+    dt.add_argument("--detector", default="default", choices=_detector_names(), metavar="DETECTOR",
+                    help="a detector preset: " + " | ".join(_detector_names()))
+    dt.add_argument("--trace", action="store_true", help="also print what each post-detection step changed")
+    dt.add_argument("--without-step", action="append", default=[], metavar="STEP",
+                    help="switch this post-detection step off (repeatable; names in docs/detection.md)")
+    dt.set_defaults(func=_cmd_detect)
 
     sc = sub.add_parser("score-tab", formatter_class=fmt, help="score masks with TAB's ER_di, ER_qi, token recall and precision")
     sc.add_argument("--gold", required=True, help="TAB JSON file with the gold annotations")

@@ -47,15 +47,21 @@ class TraceEntry:
     step: str
     removed: Tuple[Span, ...] = ()
     added: Tuple[Span, ...] = ()
+    # per removed span, a span the step left in place over it (a merge keeps one of two), or None
+    kept_over: Tuple[Optional[Span], ...] = ()
 
     def describe(self, text: str) -> List[str]:
         """One line per change, for a person reading the trace on the edge (it shows the private surfaces)."""
         lines = []
-        for s in self.removed:
+        for k, s in enumerate(self.removed):
             after = [a for a in self.added if a.overlaps(s)]
+            kept = self.kept_over[k] if k < len(self.kept_over) else None
             if after:
                 now = ", ".join(f"{text[a.start:a.end]!r} {a.category}" for a in after)
                 lines.append(f"{self.step}: {text[s.start:s.end]!r} {s.category} ({s.source}) -> {now}")
+            elif kept is not None:
+                lines.append(f"{self.step}: {text[s.start:s.end]!r} {s.category} ({s.source}) merged into "
+                             f"{text[kept.start:kept.end]!r} {kept.category} ({kept.source})")
             else:
                 lines.append(f"{self.step}: dropped {text[s.start:s.end]!r} {s.category} ({s.source})")
         for a in self.added:
@@ -90,7 +96,9 @@ def run_steps(steps: Sequence[Step], ctx: StepContext, spans: List[Span],
             removed = tuple(sorted({_key(s): s for s in spans if _key(s) not in after_keys}.values()))
             added = tuple(sorted({_key(s): s for s in after if _key(s) not in before_keys}.values()))
             if removed or added:
-                trace.entries.append(TraceEntry(step.name, removed, added))
+                kept = tuple(next((a for a in after if a.overlaps(r) and _key(a) in before_keys), None)
+                             for r in removed)
+                trace.entries.append(TraceEntry(step.name, removed, added, kept))
         spans = after
     return spans
 
