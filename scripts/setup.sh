@@ -42,7 +42,7 @@ if [ "$installed" != "$LLAMA_VERSION" ] || [ "$(cat "$marker" 2>/dev/null)" != "
 fi
 
 echo "[setup] installing the project and its pinned dependencies"
-.venv/bin/pip install --quiet --find-links "$WHEELHOUSE" -e ".[dev,llm,bench,presidio,federated,timeseries,encoder]"
+.venv/bin/pip install --quiet --find-links "$WHEELHOUSE" -e ".[dev,llm,bench,presidio,federated,timeseries,encoder,encoder-train]"
 
 echo "[setup] assembling and verifying the default model"
 .venv/bin/cloud-edge-privacy models qwen2.5-coder-0.5b-instruct

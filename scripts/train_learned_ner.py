@@ -89,18 +89,22 @@ def multilingual_records(path: Path) -> Tuple[List[Record], List[str]]:
     """The multilingual training texts (``data/multilingual/multilingual_train.json``: real sentences of seven
     languages with their human NER mentions, see its README) and the caseless scripts among them; every fourth text
     of a cased script also in lower case.  Never the dev file."""
-    if path.name != "multilingual_train.json":
-        raise SystemExit(f"{path}: the learned NER trains only on multilingual_train.json (the dev set is for scoring)")
-    docs = json.loads(path.read_text(encoding="utf-8"))
+    if "dev" in path.name:
+        raise SystemExit(f"{path}: the learned NER never trains on the multilingual dev set (it is for scoring)")
+    if path.suffix == ".jsonl":  # the compact training file: {text, mentions: [[start, end, type], ...]} a line
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        docs = [(r["text"], [(a, b, t) for a, b, t in r["mentions"]]) for r in rows]
+    else:
+        docs = [(d["text"], [(m["start_offset"], m["end_offset"], m["entity_type"]) for m in _mentions(d)])
+                for d in json.loads(path.read_text(encoding="utf-8"))]
     out: List[Record] = []
     scripts = set()
-    for k, doc in enumerate(docs):
-        ents = [(m["start_offset"], m["end_offset"], m["entity_type"]) for m in _mentions(doc)]
-        out.append((doc["text"], ents))
-        found = {name for name, body in CJK_SCRIPTS.items() if re.search("[" + body + "]", doc["text"])}
+    for k, (text, ents) in enumerate(docs):
+        out.append((text, ents))
+        found = {name for name, body in CJK_SCRIPTS.items() if re.search("[" + body + "]", text)}
         scripts |= found
         if not found and k % 4 == 0:
-            out.append(_lower(doc["text"], ents))
+            out.append(_lower(text, ents))
     return out, sorted(scripts)
 
 
@@ -200,6 +204,9 @@ def main() -> None:
     ap.add_argument("--init", choices=("blank", "sm"), default="blank",
                     help="blank: our own weights from scratch; sm: start from en_core_web_sm's tok2vec")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--multilingual", default="multilingual/multilingual_train.json",
+                    help="the multilingual training texts, under the data folder (a .json in TAB form or a compact "
+                         ".jsonl); never the dev set")
     ap.add_argument("--no-multilingual", action="store_true",
                     help="leave out data/multilingual/multilingual_train.json (the English-only model of session 24)")
     args = ap.parse_args()
@@ -222,7 +229,7 @@ def main() -> None:
     n_real = len(records) - n_tab - n_gen
     scripts: List[str] = []
     if not args.no_multilingual:
-        multi, scripts = multilingual_records(data / "multilingual" / "multilingual_train.json")
+        multi, scripts = multilingual_records(data / args.multilingual)
         records += multi
     n_multi = len(records) - n_tab - n_gen - n_real
     nlp = build_nlp(args.init)
@@ -252,6 +259,7 @@ def main() -> None:
         "fold_held_out": args.fold, "init": args.init, "epochs": args.epochs, "seed": args.seed,
         "examples": {"tab_train_paragraphs": n_tab, "generated": n_gen, "real_prompts": n_real,
                      "multilingual_train": n_multi},
+        "multilingual": None if args.no_multilingual else args.multilingual,
         # the caseless scripts it read in training: its spans over any other are dropped (detection/learned/ner.py)
         "reads_scripts": scripts,
         "loss_by_epoch": losses_by_epoch, "seconds": round(time.time() - t0, 1),
