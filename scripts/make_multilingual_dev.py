@@ -29,11 +29,22 @@ came from.  The dev draw is recomputed and checked against the dev JSON on disk,
 asserts that no training text equals, contains or is contained in a dev text, and that no training
 text shares a source document with one.  Building the training set does not touch the dev JSON.
 
+``--split train-large`` builds the larger training set data/multilingual/multilingual_train_large.jsonl:
+the same sources, selection rules, exclusions and assertions as ``--split train``, but up to 900 texts
+per language (720 with a mention, 180 without; where a source has fewer candidates it takes what there
+is, and the report says so), drawn with ``random.Random(SEED + 2)``, in compact JSON Lines, one object a
+line: ``{"doc_id": "mll-<lang>-<n>", "language", "source", "source_ref", "text", "mentions": [[start,
+end, "TAB_TYPE"], ...]}`` (offsets into ``text``, end exclusive).  It is disjoint from the dev set only;
+it may share texts with multilingual_train.json, which it replaces for training.  The file is kept under
+4.5 MB (asserted).
+
 Run (from the repository root):
     python3 scripts/make_multilingual_dev.py --mirror-dir /work/.mirror
     python3 scripts/make_multilingual_dev.py --mirror-dir /work/.mirror --split train
+    python3 scripts/make_multilingual_dev.py --mirror-dir /work/.mirror --split train-large
 The first writes data/multilingual/multilingual_dev.json, the second
-data/multilingual/multilingual_train.json; both print counts per language.
+data/multilingual/multilingual_train.json, the third data/multilingual/multilingual_train_large.jsonl;
+all print counts per language.
 """
 from __future__ import annotations
 
@@ -60,9 +71,17 @@ TRAIN_SEED = SEED + 1
 TRAIN_N_WITH_ENTITIES = 208  # 260 texts per language, 80 % / 20 % as the dev set; 260 keeps the
 TRAIN_N_WITHOUT_ENTITIES = 52  # training JSON under 2.5 MB
 
+# The large training split (--split train-large): its own seed, up to 900 texts per language, 80 % / 20 %.
+TRAIN_LARGE_SEED = SEED + 2
+TRAIN_LARGE_N_WITH_ENTITIES = 720
+TRAIN_LARGE_N_WITHOUT_ENTITIES = 180
+TRAIN_LARGE_MAX_BYTES = 4_500_000  # lower both caps uniformly if the JSONL outgrows this
+TRAIN_SPLITS = ("train", "train-large")
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO_ROOT / "data" / "multilingual" / "multilingual_dev.json"
 DEFAULT_TRAIN_OUT = REPO_ROOT / "data" / "multilingual" / "multilingual_train.json"
+DEFAULT_TRAIN_LARGE_OUT = REPO_ROOT / "data" / "multilingual" / "multilingual_train_large.jsonl"
 
 # (start, end, TAB category, source label); offsets into the candidate's text, end exclusive.
 Span = Tuple[int, int, str, str]
@@ -532,6 +551,23 @@ def to_document(src: Source, idx: int, cand: Candidate, split: str = "dev") -> D
     }
 
 
+def to_compact(src: Source, idx: int, cand: Candidate) -> Dict[str, object]:
+    """One line of the train-large JSONL: the text and its mentions as [start, end, TAB category]."""
+    doc_id = f"mll-{src.lang}-{idx}"
+    mentions: List[List[object]] = []
+    for s, e, cat, _label in cand.spans:
+        # The loaders asserted each span against the source (token, character or .ann surface); the
+        # offsets must still select that surface, non-empty, inside the text.
+        assert 0 <= s < e <= len(cand.text) and cand.text[s:e].strip(), (doc_id, s, e)
+        mentions.append([s, e, cat])
+    return {"doc_id": doc_id, "language": src.lang, "source": src.name, "source_ref": cand.ref,
+            "text": cand.text, "mentions": mentions}
+
+
+def compact_lines(docs: Sequence[Dict[str, object]]) -> str:
+    return "".join(json.dumps(d, ensure_ascii=False, separators=(",", ":")) + "\n" for d in docs)
+
+
 def source_doc(lang: str, src: Source, ref: str) -> str:
     """The source document a text comes from, as a key that is equal for dev and train texts of one document.
 
@@ -576,11 +612,11 @@ def build(mirror: Mirror, langs: Sequence[str], split: str = "dev",
     docs: List[Dict[str, object]] = []
     report: List[str] = []
     for lang in langs:
-        src = (TRAIN_SOURCES if split == "train" else SOURCES)[lang]
+        src = (TRAIN_SOURCES if split in TRAIN_SPLITS else SOURCES)[lang]
         stats = Stats()
         cands = LOADERS[lang](src, mirror, stats)
         excluded = ""
-        if split == "train":
+        if split in TRAIN_SPLITS:
             dev = dev_draw(mirror, lang)
             checked = dev_json is not None and check_dev_json(dev_json, lang, dev)
             dev_docs = {source_doc(lang, SOURCES[lang], c.ref) for c in dev}
@@ -593,23 +629,38 @@ def build(mirror: Mirror, langs: Sequence[str], split: str = "dev",
                 seen.add(c.text)
                 kept.append(c)
             cands = kept
-            picked = draw(cands, random.Random(TRAIN_SEED), TRAIN_N_WITH_ENTITIES, TRAIN_N_WITHOUT_ENTITIES)
+            if split == "train":
+                n_want = (TRAIN_N_WITH_ENTITIES, TRAIN_N_WITHOUT_ENTITIES)
+                picked = draw(cands, random.Random(TRAIN_SEED), *n_want)
+            else:
+                n_want = (TRAIN_LARGE_N_WITH_ENTITIES, TRAIN_LARGE_N_WITHOUT_ENTITIES)
+                picked = draw(cands, random.Random(TRAIN_LARGE_SEED), *n_want)
             # Disjointness from the dev set, on what is written out.
             for c in picked:
                 assert source_doc(lang, src, c.ref) not in dev_docs, (lang, c.ref)
                 assert not overlaps(c.text, dev_texts), (lang, c.ref)
             assert len({c.text for c in picked}) == len(picked), lang
+            n_with_got, short = sum(1 for c in picked if c.spans), ""
+            if n_with_got != n_want[0] or len(picked) - n_with_got != n_want[1]:
+                usable = [c for c in cands if MIN_CHARS <= len(c.text) <= MAX_CHARS]
+                n_u_with = sum(1 for c in usable if c.spans)
+                short = (f"; SHORT of {n_want[0]} with / {n_want[1]} without: got {n_with_got} with / "
+                         f"{len(picked) - n_with_got} without, all there is ({n_u_with} usable with, "
+                         f"{len(usable) - n_u_with} usable without entities)")
             excluded = (f"; {n_all - len(cands)} candidates left out (dev documents {len(dev_docs)}, "
                         f"overlapping or repeated texts), dev draw "
-                        f"{'checked against ' + str(dev_json) if checked else 'recomputed (no dev JSON to check)'}")
+                        f"{'checked against ' + str(dev_json) if checked else 'recomputed (no dev JSON to check)'}"
+                        f"{short}")
         else:
             picked = draw(cands, random.Random(SEED))
-        lang_docs = [to_document(src, i, c, split) for i, c in enumerate(picked)]
+        if split == "train-large":
+            lang_docs = [to_compact(src, i, c) for i, c in enumerate(picked)]
+        else:
+            lang_docs = [to_document(src, i, c, split) for i, c in enumerate(picked)]
         docs.extend(lang_docs)
-        n_ment = sum(len(d["annotations"][src.name]["entity_mentions"]) for d in lang_docs)  # type: ignore[index]
+        n_ment = sum(len(c.spans) for c in picked)
         n_empty = sum(1 for c in picked if not c.spans)
-        cats = Counter(m["entity_type"] for d in lang_docs  # type: ignore[index]
-                       for m in d["annotations"][src.name]["entity_mentions"])
+        cats = Counter(sp[2] for c in picked for sp in c.spans)
         dropped = ", ".join(f"{k} {v}" for k, v in sorted(stats.dropped_labels.items())) or "none"
         report.append(
             f"{lang}: {len(lang_docs)} texts ({n_empty} without entities), {n_ment} mentions "
@@ -624,12 +675,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mirror-dir", type=Path, required=True,
                     help="folder with one bare git dir per source repository, <owner>+<name>/repo")
-    ap.add_argument("--split", choices=("dev", "train"), default="dev",
-                    help="dev: the dev set (default); train: the training set, disjoint from the dev set")
+    ap.add_argument("--split", choices=("dev",) + TRAIN_SPLITS, default="dev",
+                    help="dev: the dev set (default); train: the training set, disjoint from the dev set; "
+                         "train-large: the larger JSONL training set, disjoint from the dev set")
     ap.add_argument("--out", type=Path, default=None,
-                    help=f"output JSON (default {DEFAULT_OUT}, with --split train {DEFAULT_TRAIN_OUT})")
+                    help=f"output file (default {DEFAULT_OUT}, with --split train {DEFAULT_TRAIN_OUT}, "
+                         f"with --split train-large {DEFAULT_TRAIN_LARGE_OUT})")
     ap.add_argument("--dev-json", type=Path, default=DEFAULT_OUT,
-                    help="with --split train: the dev JSON that the recomputed dev draw is checked against")
+                    help="with --split train or train-large: the dev JSON that the recomputed dev draw is "
+                         "checked against")
     ap.add_argument("--languages", default=",".join(SOURCES),
                     help=f"comma-separated subset of {','.join(SOURCES)} (default: all)")
     args = ap.parse_args(argv)
@@ -638,17 +692,34 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if unknown:
         ap.error(f"unknown language(s): {', '.join(unknown)}")
     if args.out is None:
-        args.out = DEFAULT_TRAIN_OUT if args.split == "train" else DEFAULT_OUT
-    if args.split == "train":
-        assert args.out.resolve() != DEFAULT_OUT.resolve(), "--split train must not overwrite the dev JSON"
+        args.out = {"train": DEFAULT_TRAIN_OUT, "train-large": DEFAULT_TRAIN_LARGE_OUT}.get(args.split, DEFAULT_OUT)
+    if args.split in TRAIN_SPLITS:
+        assert args.out.resolve() != DEFAULT_OUT.resolve(), f"--split {args.split} must not overwrite the dev JSON"
+    if args.split == "train-large":
+        assert args.out.resolve() != DEFAULT_TRAIN_OUT.resolve(), \
+            "--split train-large must not overwrite the training JSON"
     docs, report = build(Mirror(args.mirror_dir), langs, args.split, args.dev_json)
     for line in report:
         print(line)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    with open(args.out, "w", encoding="utf-8") as fh:
-        json.dump(docs, fh, ensure_ascii=False)
-        fh.write("\n")
-    total = sum(len(d["annotations"][next(iter(d["annotations"]))]["entity_mentions"]) for d in docs)  # type: ignore[index]
+    if args.split == "train-large":
+        payload = compact_lines(docs).encode("utf-8")
+        assert len(payload) < TRAIN_LARGE_MAX_BYTES, \
+            f"{len(payload)} bytes: lower TRAIN_LARGE_N_WITH_ENTITIES / _WITHOUT_ uniformly"
+        # Read it back as written: one object a line, keys in order, offsets selecting each mention.
+        for line, doc in zip(payload.decode("utf-8").split("\n"), docs):
+            back = json.loads(line)
+            assert back == doc and list(back) == list(doc), doc["doc_id"]
+            for s, e, _cat in back["mentions"]:
+                assert back["text"][s:e] == doc["text"][s:e] and back["text"][s:e], (doc["doc_id"], s, e)
+        args.out.write_bytes(payload)
+        total = sum(len(d["mentions"]) for d in docs)  # type: ignore[arg-type]
+    else:
+        with open(args.out, "w", encoding="utf-8") as fh:
+            json.dump(docs, fh, ensure_ascii=False)
+            fh.write("\n")
+        total = sum(len(d["annotations"][next(iter(d["annotations"]))]["entity_mentions"])  # type: ignore[index]
+                    for d in docs)
     print(f"total: {len(docs)} texts, {total} mentions -> {args.out} ({args.out.stat().st_size} bytes)")
     return 0
 
