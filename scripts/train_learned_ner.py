@@ -171,7 +171,7 @@ def to_examples(nlp: Any, records: Sequence[Record]) -> Tuple[List[Example], int
     return examples, skipped
 
 
-def build_nlp(init: str) -> Any:
+def build_nlp(init: str, embed_size: int = 2000) -> Any:
     if init == "sm":
         from train_tab_ner import transfer_nlp  # scripts/ is on sys.path when this script runs
 
@@ -186,7 +186,7 @@ def build_nlp(init: str) -> Any:
             "@architectures": "spacy.TransitionBasedParser.v2", "state_type": "ner", "extra_state_tokens": False,
             "hidden_width": 64, "maxout_pieces": 2, "use_upper": True, "nO": None,
             "tok2vec": {"@architectures": "spacy.HashEmbedCNN.v2", "pretrained_vectors": None, "width": 64,
-                        "depth": 3, "embed_size": 2000, "window_size": 1, "maxout_pieces": 3,
+                        "depth": 3, "embed_size": embed_size, "window_size": 1, "maxout_pieces": 3,
                         "subword_features": True}}})
     for label in LABELS:
         ner.add_label(label)
@@ -204,9 +204,11 @@ def main() -> None:
     ap.add_argument("--init", choices=("blank", "sm"), default="blank",
                     help="blank: our own weights from scratch; sm: start from en_core_web_sm's tok2vec")
     ap.add_argument("--out", default=None)
-    ap.add_argument("--multilingual", default="multilingual/multilingual_train.json",
+    ap.add_argument("--multilingual", default="multilingual/multilingual_train_large.jsonl",
                     help="the multilingual training texts, under the data folder (a .json in TAB form or a compact "
                          ".jsonl); never the dev set")
+    ap.add_argument("--embed-size", type=int, default=2000,
+                    help="rows of each hash embedding table (4 tables of width 64; 4 bytes a value)")
     ap.add_argument("--no-multilingual", action="store_true",
                     help="leave out data/multilingual/multilingual_train.json (the English-only model of session 24)")
     args = ap.parse_args()
@@ -232,7 +234,7 @@ def main() -> None:
         multi, scripts = multilingual_records(data / args.multilingual)
         records += multi
     n_multi = len(records) - n_tab - n_gen - n_real
-    nlp = build_nlp(args.init)
+    nlp = build_nlp(args.init, args.embed_size)
     examples, skipped = to_examples(nlp, records)
     print(f"fold {args.fold}: {len(examples)} examples (TAB {n_tab}, generated {n_gen}, real {n_real}, "
           f"multilingual {n_multi}); "
@@ -257,6 +259,7 @@ def main() -> None:
     (tmp / "vocab" / "lookups.bin").unlink(missing_ok=True)  # an empty table; the model loads without it
     (tmp / "training.json").write_text(json.dumps({
         "fold_held_out": args.fold, "init": args.init, "epochs": args.epochs, "seed": args.seed,
+        "embed_size": args.embed_size,
         "examples": {"tab_train_paragraphs": n_tab, "generated": n_gen, "real_prompts": n_real,
                      "multilingual_train": n_multi},
         "multilingual": None if args.no_multilingual else args.multilingual,

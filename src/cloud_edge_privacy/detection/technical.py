@@ -28,6 +28,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, List, Sequence, Tuple
 
+from ..lexicon import common_name_word, known_names
+from .code_context import identifier_words
+
 if TYPE_CHECKING:
     from ..spans import Span
 
@@ -138,9 +141,6 @@ def plain_syntax(text: str, regions: Sequence[Tuple[int, int]], start: int, end:
     code with digits of six characters or more (``8ca422836f04``, ``100234``)."""
     if not within(regions, start, end):
         return False
-    from ..lexicon import common_name_word, known_names
-    from .code_context import identifier_words
-
     surface = text[start:end]
     if _CODE_WITH_DIGITS.search(surface):
         return False
