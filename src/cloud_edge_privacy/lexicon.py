@@ -156,43 +156,59 @@ def common_in_another_language(word: str, zipf: float = 3.0) -> bool:
     return any(zipf_of(word, lang) >= zipf for lang in OTHER_LANGUAGES)
 
 
-# The languages a word may be more common in than in English, for :func:`mostly_another_language`: wordfreq's
-# cased-script languages of Europe (Latin, Cyrillic, Greek).  Caseless scripts are handled by unread_letters.
-LANGUAGE_VOTE = ("fr", "de", "es", "it", "pt", "nl", "ru", "pl", "uk", "cs", "sv", "tr", "ro", "hu", "el")
+# The languages a word may be more common in than in English, for :func:`mostly_another_language`, by the script it is
+# written in: wordfreq's cased-script languages of Europe.  Caseless scripts are handled by unread_letters.
+LANGUAGE_VOTE = {"latin": ("fr", "de", "es", "it", "pt", "nl", "pl", "sv", "tr"), "cyrillic": ("ru", "uk"),
+                 "greek": ("el",)}
 _VOTE_WORD = re.compile(r"[^\W\d_]{2,}")
-# wordfreq's Zipf scale: an English word this common votes English at once (most words of an English sentence).
-_SURELY_ENGLISH = 4.0
+# wordfreq's Zipf scale: an English word this common votes English at once ("the", "and", "is", "you"; the function
+# words of other languages that English text also holds, "de", "la", "die", stay under it).
+_SURELY_ENGLISH = 6.0
+# how much more common (Zipf points) a word must be in another language than in English to vote for it
+_FOREIGN_MARGIN = 1.0
 
 
-def language_votes(sentence: str) -> Tuple[int, int]:
-    """(English votes, votes for another language) of the words of ``sentence``: a word votes for the language of
-    :data:`LANGUAGE_VOTE` (or English) in which wordfreq finds it most common, if it is at least Zipf 3 common there
-    and half a point more common than in English; a word rare everywhere (a name, a handle) does not vote."""
-    en_votes = other_votes = 0
-    for match in _VOTE_WORD.finditer(sentence):
-        word = match.group().lower()
-        en = english_zipf(word)
-        if en >= _SURELY_ENGLISH:
-            en_votes += 1
-            continue
-        other = max(_other_zipf(word))
-        if other >= 3.0 and other >= en + 0.5:
-            other_votes += 1
-        elif en >= 3.0:
-            en_votes += 1
-    return en_votes, other_votes
+def _vote(word: str) -> int:
+    """+1: the word votes English, -1: another language, 0: it does not vote (see :func:`language_votes`)."""
+    en = english_zipf(word)
+    if en >= _SURELY_ENGLISH:
+        return 1
+    other = _other_zipf(word)
+    if other >= 3.0 and other >= en + _FOREIGN_MARGIN:
+        return -1
+    return 1 if en >= 3.0 else 0
 
 
 @lru_cache(maxsize=16384)
-def _other_zipf(word: str) -> Tuple[float, ...]:
-    return tuple(zipf_of(word, lang) for lang in LANGUAGE_VOTE)
+def _other_zipf(word: str) -> float:
+    first = word[0]
+    script = "cyrillic" if "\u0400" <= first <= "\u04ff" else "greek" if "\u0370" <= first <= "\u03ff" else "latin"
+    return max(zipf_of(word, lang) for lang in LANGUAGE_VOTE[script])
+
+
+def language_votes(sentence: str) -> Tuple[int, int]:
+    """(English votes, votes for another language) of the words of ``sentence``: a word votes for another language
+    of :data:`LANGUAGE_VOTE` (of its script) when wordfreq finds it at least Zipf 3 common there and a point more
+    common than in English ("de", "und", "что"), and for English when it is at least Zipf 3 common in English
+    otherwise; a word rare everywhere (a name, a handle) does not vote."""
+    votes = [_vote(m.group().lower()) for m in _VOTE_WORD.finditer(sentence)]
+    return votes.count(1), votes.count(-1)
 
 
 def mostly_another_language(sentence: str, min_votes: int = 3, share: float = 0.6) -> bool:
     """Whether ``sentence`` is written in a language other than English: at least ``min_votes`` of its words
     vote, and at least ``share`` of those for another language (:func:`language_votes`).  A German or Russian
-    sentence is; an English one quoting a German name or two is not.  wordfreq's frequencies, not a list."""
-    en_votes, other_votes = language_votes(sentence)
+    sentence is; an English one quoting a German name or two is not.  wordfreq's frequencies, not a list.  Reads
+    the words in turn and stops as soon as the rest cannot change the answer (an English sentence after a few)."""
+    words = [m.group().lower() for m in _VOTE_WORD.finditer(sentence)]
+    en_votes = other_votes = 0
+    for k, word in enumerate(words):
+        v = _vote(word)
+        en_votes += v == 1
+        other_votes += v == -1
+        left = len(words) - k - 1
+        if en_votes > (1 - share) * (en_votes + other_votes + left):
+            return False  # even if every word left voted for another language, it would not reach the share
     votes = en_votes + other_votes
     return votes >= min_votes and other_votes >= share * votes
 

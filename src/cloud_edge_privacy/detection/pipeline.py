@@ -1067,6 +1067,8 @@ class Detector:
         from .gating import LONG_TEXT
 
         drug_names()
+        # wordfreq's tables of every language the other_languages step may consult (a word of each script)
+        mostly_another_language("Warm-up: ein Satz, это предложение, μια πρόταση.")
         long_text = " ".join([WARM_UP_TEXT] * (LONG_TEXT // len(WARM_UP_TEXT) + 2))
         self.analyze_many([WARM_UP_TEXT, long_text])
 
