@@ -471,13 +471,15 @@ def test_models_of_the_default_preset_leave_public_institutions_out(make):
     from cloud_edge_privacy.detection.presets import PRESETS
     from cloud_edge_privacy.detection.tab_ner_recognizer import TabNerRecognizer
 
-    text = ("On 3 May 1999 the Ankara Administrative Court dismissed the case brought by Mr Ali Yilmaz against "
+    # a court each model does tag (the learned NER, trained on TAB's NO_MASK courts too, leaves most courts alone)
+    court = {"tab_ner": "Ankara Administrative Court", "learned": "Istanbul State Security Court"}[make]
+    text = (f"On 3 May 1999 the {court} dismissed the case brought by Mr Ali Yilmaz against "
             "the Ministry of Finance.")
     build = {"tab_ner": lambda **k: TabNerRecognizer(model="sm", **k), "learned": LearnedNerRecognizer}[make]
     found = lambda **k: {text[s.start:s.end] for s in build(**k).analyze(text)}  # noqa: E731
-    assert "Ankara Administrative Court" in found()          # the model does tag it
+    assert court in found()          # the model does tag it
     kept = found(drop_public_institutions=True)
-    assert "Ankara Administrative Court" not in kept and {"Mr Ali Yilmaz", "3 May 1999"} <= kept
+    assert court not in kept and {"Mr Ali Yilmaz", "3 May 1999"} <= kept
     uses = [u for u in PRESETS["default"].recognizers if u.recognizer == make]
     assert uses and all(u.params.get("drop_public_institutions") for u in uses)
 
