@@ -144,3 +144,15 @@ def test_the_detect_command_prints_spans_and_the_trace_and_reads_stdin(capsys, m
     assert "# drop_translation_languages: dropped 'French' DEM" in out and "# steps run: tidy," in out
     assert main(["detect", "--detector", "fast", "--text", "x", "--without-step", "nope"]) == 2
     assert "unknown post-detection step 'nope'" in capsys.readouterr().err
+
+
+def test_a_key_whose_value_only_refers_to_a_secret_is_no_secret():
+    from cloud_edge_privacy.detection import build_detector
+
+    det = build_detector("structured")
+    code = ("password: ${DB_PASSWORD}\ntoken = os.environ['API_TOKEN']\n"
+            "conn = connect(username=username, password=password)\n")
+    assert det.analyze(code) == []
+    real = "My password: Tr0ub4dor&3 and the username: jdoe_77"
+    found = {real[s.start:s.end] for s in det.analyze(real)}
+    assert "Tr0ub4dor&3" in found and "jdoe_77" in found

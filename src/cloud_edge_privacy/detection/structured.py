@@ -342,9 +342,25 @@ def _number(text: str, m: "re.Match[str]") -> Iterator[Span]:
 _NOT_SECRETS = wordlists.words("keyed_values_not_secrets")
 
 
+# a value that only refers to one kept elsewhere: an environment or template variable ("${DB_PASSWORD}", "$TOKEN",
+# "%API_KEY%", "{{ secret }}", "<password>", "os.environ['KEY']"), or an identifier named for the key itself
+# ("password=password", "user_password", "self.token"): code that passes a secret along, not the secret
+_REFERENCE = re.compile(r"^(?:\$\{[^{}]+\}|\$[A-Za-z_]\w*|%[A-Za-z_]\w*%|\{\{[^{}]*\}\}|<[^<>\s]+>|"
+                        r"(?:os\.environ|os\.getenv|process\.env|getenv|ENV\[)\S*)$")
+_KEY_NAMED = re.compile(r"(?i)^[\w.]*?(?:^|[_.])(?:pass(?:word|wd)?|pwd|secret|token|api_?key|key|user(?:_?name)?|"
+                        r"login)(?:$|[_.])[\w.]*$")
+
+
+def keyed_reference(value: str) -> bool:
+    """Whether the value after a secret's or a user name's key only refers to a value kept elsewhere
+    (:data:`_REFERENCE`, :data:`_KEY_NAMED`); "hunter2", "password123" and "Tr0ub4dor&3" do not."""
+    bare = value.rstrip(")]},;'\"")  # without the call or literal the value closes ("password=password)")
+    return any(_REFERENCE.match(v) or _KEY_NAMED.match(v) for v in (value, bare))
+
+
 def _keyed(text: str, m: "re.Match[str]") -> Iterator[Span]:
     value = m.group("keyed_value")
-    if value.lower() in _NOT_SECRETS:
+    if value.lower() in _NOT_SECRETS or keyed_reference(value):
         return
     yield from _span(m, "keyed_value", SECRET_PREFIX + "keyword", 0.9)
 
@@ -354,6 +370,8 @@ def _username(text: str, m: "re.Match[str]") -> Iterator[Span]:
     digit, ``_`` or ``.``, or after "username"/"login"/"handle") and is no English word ("username and password",
     "login page")."""
     value = m.group("user_value")
+    if keyed_reference(value):
+        return
     keyed = re.search(r"[:=]\s*$", text[m.start():m.start("user_value")]) is not None
     if not keyed:
         if not (re.search(r"[\d_.]", value) or re.match(r"(?i)user[ _-]?name|login|handle", m.group())):
