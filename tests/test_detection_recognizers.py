@@ -472,14 +472,15 @@ def test_models_of_the_default_preset_leave_public_institutions_out(make):
     from cloud_edge_privacy.detection.tab_ner_recognizer import TabNerRecognizer
 
     # a court each model does tag (the learned NER, trained on TAB's NO_MASK courts too, leaves most courts alone)
-    court = {"tab_ner": "Ankara Administrative Court", "learned": "Istanbul State Security Court"}[make]
-    text = (f"On 3 May 1999 the {court} dismissed the case brought by Mr Ali Yilmaz against "
-            "the Ministry of Finance.")
+    court, tail = {"tab_ner": ("Ankara Administrative Court", "dismissed the case brought by Mr Ali Yilmaz against "
+                                                              "the Ministry of Finance."),
+                   "learned": ("Istanbul State Security Court", "convicted Mr Ali Yilmaz on 4 June 1999.")}[make]
+    text = f"On 3 May 1999 the {court} {tail}"
     build = {"tab_ner": lambda **k: TabNerRecognizer(model="sm", **k), "learned": LearnedNerRecognizer}[make]
     found = lambda **k: {text[s.start:s.end] for s in build(**k).analyze(text)}  # noqa: E731
-    assert court in found()          # the model does tag it
+    assert any(court in f for f in found())          # the model does tag it (its edges are the model's)
     kept = found(drop_public_institutions=True)
-    assert court not in kept and {"Mr Ali Yilmaz", "3 May 1999"} <= kept
+    assert not any(court in k for k in kept) and {"Mr Ali Yilmaz", "3 May 1999"} <= kept
     uses = [u for u in PRESETS["default"].recognizers if u.recognizer == make]
     assert uses and all(u.params.get("drop_public_institutions") for u in uses)
 
