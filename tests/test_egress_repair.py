@@ -149,3 +149,16 @@ def test_a_budget_overrun_still_refuses(tmp_path):
     pipe = EdgePipeline(RunContext(tmp_path), config, detector=FirstOnly(("400", "QUANTITY")))
     with pytest.raises(PrivacyGatewayError):
         pipe.protect_texts(["paid 400 euros"], scope="d")
+
+
+def test_a_name_in_han_or_hangul_is_found_and_repaired_without_word_edges():
+    """Han and Hangul put no space between a name and what follows ("조현아가", "王小明在"): the guard finds a detected
+    name's other uses there, and a repair covers them, instead of refusing the request."""
+    text = "조현아 전 부사장은 사과했다. 조현아가 다시 말했다. 王小明在北京。王小明说"
+    spans = [Span(0, 3, "PERSON"), Span(text.index("王小明"), text.index("王小明") + 3, "PERSON")]
+    prot = _prot(text, spans, [(spans[0], "[PERSON_1]"), (spans[1], "[PERSON_2]")])
+    findings = check_egress(prot, independent=None)
+    assert {f.value for f in findings} == {"조현아", "王小明"}
+    repaired = repair_spans(prot, findings)
+    assert repaired is not None
+    assert [text[s.start:s.end] for s in repaired] == ["조현아", "王小明"]

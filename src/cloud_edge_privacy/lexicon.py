@@ -186,6 +186,12 @@ def _other_zipf(word: str) -> float:
     return max(zipf_of(word, lang) for lang in LANGUAGE_VOTE[script])
 
 
+def other_language_zipf(word: str) -> float:
+    """The highest Zipf frequency of ``word`` (lower case) in the other languages of its script
+    (:data:`LANGUAGE_VOTE`)."""
+    return _other_zipf(word) if word else 0.0
+
+
 def language_votes(sentence: str) -> Tuple[int, int]:
     """(English votes, votes for another language) of the words of ``sentence``: a word votes for another language
     of :data:`LANGUAGE_VOTE` (of its script) when wordfreq finds it at least Zipf 3 common there and a point more

@@ -44,7 +44,7 @@ from ..detection.catalog import all_identifying
 from ..detection.places import everyday_organisation, everyday_place_word
 from ..detection.technical import drop_syntax_spans, plain_syntax, syntax_regions
 from .gateway import ProtectedFields
-from ..lexicon import common_name_word, mostly_lower_case, ordinary_word
+from ..lexicon import common_name_word, is_cjk, mostly_lower_case, ordinary_word
 from ..spans import Span, find_surface
 from ..vocabulary import TITLES
 
@@ -108,7 +108,15 @@ def _ordinary_person(surface: str, common: Set[str]) -> bool:
 def _find(rule: str, value: str, case_sensitive: bool, text: str) -> List[Tuple[int, int]]:
     """Every place ``value`` is written in ``text``: on word edges, or digit edges for a code's digits
     (``find_surface``: the matches of the value's word-edged pattern, tolerant of whitespace, without compiling
-    one per value and request)."""
+    one per value and request).  A value in Han, Kana or Hangul is found wherever it is written: those scripts put no
+    space (or, for Hangul, a particle) between a name and the next word, so a word edge never comes."""
+    if rule != "code_digits" and is_cjk(value):
+        hay, needle = (text, value) if case_sensitive else (text.lower(), value.lower())
+        out, pos = [], 0
+        while (i := hay.find(needle, pos)) >= 0:
+            out.append((i, i + len(needle)))
+            pos = i + len(needle)
+        return out
     return find_surface(text, value, ignore_case=not case_sensitive, digits=rule == "code_digits")
 
 

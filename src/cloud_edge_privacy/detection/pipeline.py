@@ -947,10 +947,26 @@ def drop_english_models_in_other_languages(text: str, spans: Sequence[Span]) -> 
             if k not in judged:
                 end = starts[k + 1] if k + 1 < len(starts) else len(text)
                 judged[k] = mostly_another_language(text[starts[k]:end])
-            if judged[k]:
+            if judged[k] and not _name_shaped(text[span.start:span.end]):
                 continue
         out.append(span)
     return out
+
+
+_SHAPE_WORD = re.compile(r"[^\W_][\w'’.-]*")
+
+
+def _name_shaped(surface: str) -> bool:
+    """A span that looks like a name in any language: every word capitalised (or with a digit), and one word that
+    is common in no language wordfreq knows here, or written in capitals ("Gettyimages", "STD Aero", "TS-LBD"):
+    what an English model still reads right in a sentence of another language."""
+    from ..lexicon import english_zipf, other_language_zipf
+
+    words = _SHAPE_WORD.findall(surface)
+    if not words or not all(w[0].isupper() or any(c.isdigit() for c in w) for w in words):
+        return False
+    return any((len(w) > 1 and w.isupper()) or max(english_zipf(w.lower()), other_language_zipf(w.lower())) < 3.0
+               for w in words)
 
 
 def _tidy(ctx: StepContext, spans: List[Span]) -> List[Span]:
