@@ -171,7 +171,7 @@ def to_examples(nlp: Any, records: Sequence[Record]) -> Tuple[List[Example], int
     return examples, skipped
 
 
-def build_nlp(init: str, embed_size: int = 2000) -> Any:
+def build_nlp(init: str, embed_size: int = 2000, cjk: bool = False) -> Any:
     if init == "sm":
         from train_tab_ner import transfer_nlp  # scripts/ is on sys.path when this script runs
 
@@ -179,9 +179,10 @@ def build_nlp(init: str, embed_size: int = 2000) -> Any:
     else:
         # A small network (width 64, depth 3): trained in minutes on 2 shared cores, fast at inference.
         nlp = spacy.blank("en")
-        # Han, Kana and Hangul are read one character a token: those scripts put no space between words (Hangul
-        # fuses particles to a name: "김철수는"), and a whole clause as one token is a whole clause as one name
-        nlp.tokenizer.infix_finditer = compile_infix_regex(list(nlp.Defaults.infixes) + [CJK_CHARACTER]).finditer
+        if cjk:
+            # Han, Kana and Hangul are read one character a token: those scripts put no space between words (Hangul
+            # fuses particles to a name: "김철수는"), and a whole clause as one token is a whole clause as one name
+            nlp.tokenizer.infix_finditer = compile_infix_regex(list(nlp.Defaults.infixes) + [CJK_CHARACTER]).finditer
         ner = nlp.add_pipe("ner", config={"model": {
             "@architectures": "spacy.TransitionBasedParser.v2", "state_type": "ner", "extra_state_tokens": False,
             "hidden_width": 64, "maxout_pieces": 2, "use_upper": True, "nO": None,
@@ -204,13 +205,13 @@ def main() -> None:
     ap.add_argument("--init", choices=("blank", "sm"), default="blank",
                     help="blank: our own weights from scratch; sm: start from en_core_web_sm's tok2vec")
     ap.add_argument("--out", default=None)
-    ap.add_argument("--multilingual", default="multilingual/multilingual_train_large.jsonl",
-                    help="the multilingual training texts, under the data folder (a .json in TAB form or a compact "
-                         ".jsonl); never the dev set")
+    ap.add_argument("--multilingual", default=None,
+                    help="also train on these multilingual texts, under the data folder (a .json in TAB form or a "
+                         "compact .jsonl; never the dev set): multilingual/multilingual_train_large.jsonl with --out "
+                         "src/cloud_edge_privacy/detection/learned/model_multilingual builds the multilingual preset's "
+                         "model; without it, the English model of the default preset")
     ap.add_argument("--embed-size", type=int, default=2000,
                     help="rows of each hash embedding table (4 tables of width 64; 4 bytes a value)")
-    ap.add_argument("--no-multilingual", action="store_true",
-                    help="leave out data/multilingual/multilingual_train.json (the English-only model of session 24)")
     args = ap.parse_args()
     try:
         held_out = parse_fold(args.fold)
@@ -230,11 +231,11 @@ def main() -> None:
     records += real_records(data / "prompts" / "pupa_tnb_tab.json", held_out)
     n_real = len(records) - n_tab - n_gen
     scripts: List[str] = []
-    if not args.no_multilingual:
+    if args.multilingual:
         multi, scripts = multilingual_records(data / args.multilingual)
         records += multi
     n_multi = len(records) - n_tab - n_gen - n_real
-    nlp = build_nlp(args.init, args.embed_size)
+    nlp = build_nlp(args.init, args.embed_size, cjk=bool(args.multilingual))
     examples, skipped = to_examples(nlp, records)
     print(f"fold {args.fold}: {len(examples)} examples (TAB {n_tab}, generated {n_gen}, real {n_real}, "
           f"multilingual {n_multi}); "
@@ -262,7 +263,7 @@ def main() -> None:
         "embed_size": args.embed_size,
         "examples": {"tab_train_paragraphs": n_tab, "generated": n_gen, "real_prompts": n_real,
                      "multilingual_train": n_multi},
-        "multilingual": None if args.no_multilingual else args.multilingual,
+        "multilingual": args.multilingual,
         # the caseless scripts it read in training: its spans over any other are dropped (detection/learned/ner.py)
         "reads_scripts": scripts,
         "loss_by_epoch": losses_by_epoch, "seconds": round(time.time() - t0, 1),

@@ -208,10 +208,11 @@ class IndependentCheck:
         return [list(spans or []) for spans in out]
 
 
-@lru_cache(maxsize=1)
-def independent_detector() -> IndependentCheck:
-    """The guard's own recognizers, built once per process."""
-    return IndependentCheck()
+@lru_cache(maxsize=4)
+def independent_detector(learned_path: Optional[str] = None) -> IndependentCheck:
+    """The guard's own recognizers, built once per process and learned model (None: the default preset's; the
+    multilingual preset's guard reads its own multilingual model)."""
+    return IndependentCheck(learned_path)
 
 
 def _independent_findings(prot: ProtectedFields, check: Any, fp: Callable[[str], str]) -> List[Finding]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import time
+from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..audit import outgoing_texts
@@ -70,6 +71,18 @@ def safe_reason(exc: BaseException) -> str:
     return f"{type(exc).__name__} (message withheld: it may quote private input)"
 
 
+def _learned_path(detector: Any) -> Optional[str]:
+    """The model folder of the learned NER a detector reads, when it is not the default one (None otherwise)."""
+    from ..detection.learned.ner import MODEL_DIR
+
+    for rec in getattr(detector, "recognizers", ()):
+        rec = getattr(rec, "inner", rec)  # a sentence gate
+        path = getattr(rec, "path", None)
+        if type(rec).__name__ == "LearnedNerRecognizer" and path and Path(path) != MODEL_DIR:
+            return str(path)
+    return None
+
+
 class EdgePipeline:
     """Protects and sends one sample's request to the cloud, then restores and refines the answer."""
 
@@ -85,7 +98,9 @@ class EdgePipeline:
         self.structured = ctx.detector(guard_detector) if config.privacy_method != NO_PROTECTION else None
         self.gateway = PrivacyGateway(config.privacy_method, self.randomness, self.detector,
                                       build_accountant(config), config.operator_params())
-        self.independent: Any = None  # the guard's rule 4 recognizers (None: egress.independent_detector())
+        # the guard's rule 4 recognizers: the name lists and the learned NER the detector reads (the default preset's
+        # or the multilingual one's), egress.independent_detector
+        self.independent: Any = independent_detector(_learned_path(self.detector))
         # declared by the operator's spec (a DP release may equal the true value: the guard does not compare)
         self.randomized_release = (config.privacy_method != NO_PROTECTION
                                    and operator_spec(config.privacy_method).randomized_release)
@@ -98,7 +113,7 @@ class EdgePipeline:
         recognizers) before the first sample, so that no sample's timings include a cold start."""
         self.gateway.warm_up()
         if self.gateway.operator is not None:  # the unprotected baseline runs no guard
-            independent_detector().analyze("Warm-up: Ms Anna Berg wrote to mr john smith in Oslo.")
+            self.independent.analyze("Warm-up: Ms Anna Berg wrote to mr john smith in Oslo.")
 
     def client(self) -> Any:
         if self._client is None:
@@ -187,7 +202,7 @@ class EdgePipeline:
             t0 = time.perf_counter()
             findings = check_egress(prot, self.structured, list(outgoing(prot)), randomized_release=randomized,
                                     key=self.randomness.key,
-                                    **({} if self.independent is None else {"independent": self.independent}))
+                                    independent=self.independent)
             guard_ms += (time.perf_counter() - t0) * 1e3
             if not findings:
                 break

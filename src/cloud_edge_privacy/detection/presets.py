@@ -2,6 +2,8 @@
 and the pipeline's options; :func:`build_detector` builds any of them.
 
 =============  =====================================================================================
+multilingual   default with the learned NER (and decider) trained on seven more languages: for text that is
+               not English (Chinese, Korean, Japanese, Russian, Spanish, French, German)
 default        recall first: rule recognizers (validators, TAB regexes, addresses, organisations, ages/places,
                place and name lists, table columns), word-shape candidates, spaCy's NER, the learned NER, the
                TAB NER and the encoder NER; each candidate (overlapping spans) kept by the learned decider's low
@@ -35,15 +37,18 @@ from types import MappingProxyType
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..lexicon import ORDINARY_ZIPF
+from .learned.ner import MULTILINGUAL_DIR
 from .pipeline import DEFAULT_STEPS, STEPS, Detector
 
 
 @dataclass(frozen=True)
 class Param:
-    """A preset parameter the caller of :func:`build_detector` may set by ``key``; ``what`` names it in errors."""
+    """A preset parameter the caller of :func:`build_detector` may set by ``key``; ``what`` names it in errors;
+    ``default``: its value when the caller leaves it unset (None: the recognizer's own default)."""
 
     key: str
     what: str
+    default: Any = None
 
 
 @dataclass(frozen=True)
@@ -115,14 +120,14 @@ RULES: Tuple[Use, ...] = (Use("structured"), Use("regex"), Use("address"), Use("
 ENCODER = Use("encoder_ner", {"path": ENCODER_MODEL, "drop_public_institutions": True}, gate=True, check=True)
 
 
-def candidates(learned: bool = True, encoder: bool = True) -> Tuple[Use, ...]:
+def candidates(learned: bool = True, encoder: bool = True, learned_model: "Param" = LEARNED_MODEL) -> Tuple[Use, ...]:
     """Every recognizer of the default preset, before a decision.  The models read short texts whole and long
     ones by informative sentence (see gating.py); each reads what the recognizers before it found, so it skips
     sentences whose capitalised words are covered.  Every model without the public institutions (courts,
     governments, ministries, States) that court texts are full of and TAB marks NO_MASK; spaCy also without laws.
     The encoder NER last, so the gated models read what they read without it; gated like them."""
     return RULES + (Use("shape"), Use("spacy", {"drop_public_institutions": True}, gate=True)) \
-        + ((Use("learned", {"path": LEARNED_MODEL, "drop_public_institutions": True}, gate=True, check=True),)
+        + ((Use("learned", {"path": learned_model, "drop_public_institutions": True}, gate=True, check=True),)
            if learned else ()) \
         + (Use("tab_ner", {"model": "sm", "drop_public_institutions": True}, gate=True),) \
         + ((ENCODER,) if encoder else ())
@@ -137,8 +142,16 @@ _DEFAULT = Preset("recall first: every recognizer + the learned model, kept per 
 _NO_PROPAGATION = tuple(n for n in DEFAULT_STEPS if n != "propagate")
 _LEGAL = (Use("regex"), Use("spacy", {"drop_public_institutions": True}), Use("tab_ner"))
 
+# The default's recognizers and steps with the learned NER (and its decider) trained on seven more languages
+# (detection/learned/model_multilingual; docs/detection.md, "Languages and scripts").
+_MULTILINGUAL_MODEL = Param("learned_path", "the learned model", default=str(MULTILINGUAL_DIR))
+_MULTILINGUAL = Preset("default with the learned NER trained on zh, ko, ja, ru, es, fr and de too",
+                       candidates(learned_model=_MULTILINGUAL_MODEL), Decide("default", _MULTILINGUAL_MODEL),
+                       ordinary_zipf=ORDINARY_ZIPF)
+
 PRESETS: Mapping[str, Preset] = MappingProxyType({
     "default": _DEFAULT,
+    "multilingual": _MULTILINGUAL,
     "precision": Preset("the default's recognizers, kept only when the learned weights say likely private",
                         candidates(encoder=False), Decide("precision", LEARNED_MODEL)),
     "fast": Preset("rule recognizers, validators and name/place lists only (no model; high throughput)", RULES),
@@ -168,7 +181,7 @@ DETECTORS = tuple(PRESETS)
 
 
 def _value(value: Any, overrides: Mapping[str, Any]) -> Any:
-    return overrides.get(value.key) if isinstance(value, Param) else value
+    return overrides.get(value.key, value.default) if isinstance(value, Param) else value
 
 
 def _recognizer(preset: str, use: Use, overrides: Mapping[str, Any]) -> object:

@@ -21,6 +21,8 @@ from ..recognizer import ALL_TAB, Reads, register_recognizer
 from ..spacy_pipeline import SpacyPipeline
 
 MODEL_DIR = Path(__file__).with_name("model")
+# the learned NER trained on seven more languages besides English, with its decider (the "multilingual" preset)
+MULTILINGUAL_DIR = Path(__file__).with_name("model_multilingual")
 _lock = threading.Lock()
 # A text longer than this is read in pieces (court judgments): spaCy's cost grows with the document.
 _PIECE = 5000
