@@ -92,6 +92,8 @@ def test_the_wheel_ships_the_package_data_every_subpackage_reads(core_venv):
     for needed in ("cloud_edge_privacy/routing/routing_models/prism_gate.json",
                    "cloud_edge_privacy/sample_data/echr_sample.json",
                    "cloud_edge_privacy/detection/learned/model/meta.json",
+                   "cloud_edge_privacy/detection/learned/model_multilingual/ner/model",
+                   "cloud_edge_privacy/detection/learned/model_multilingual/decider.json",
                    "cloud_edge_privacy/detection/tab_ner_sm_model/tok2vec/model",
                    "cloud_edge_privacy/detection/tab_ner_sm_model/NOTICE"):
         assert needed in names, f"{needed} is not in {core_venv['wheel'].name}"
