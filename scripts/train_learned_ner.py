@@ -206,8 +206,8 @@ def main() -> None:
                     help="blank: our own weights from scratch; sm: start from en_core_web_sm's tok2vec")
     ap.add_argument("--out", default=None)
     ap.add_argument("--multilingual", default=None,
-                    help="also train on these multilingual texts, under the data folder (a .json in TAB form or a "
-                         "compact .jsonl; never the dev set): multilingual/multilingual_train_large.jsonl with --out "
+                    help="also train on these multilingual texts, a path or one under the data folder (a .json "
+                         "in TAB form or a compact .jsonl; never the dev set): multilingual/multilingual_train_large.jsonl with --out "
                          "src/cloud_edge_privacy/detection/learned/model_multilingual builds the multilingual preset's "
                          "model; without it, the English model of the default preset")
     ap.add_argument("--embed-size", type=int, default=2000,
@@ -232,7 +232,11 @@ def main() -> None:
     n_real = len(records) - n_tab - n_gen
     scripts: List[str] = []
     if args.multilingual:
-        multi, scripts = multilingual_records(data / args.multilingual)
+        given = Path(args.multilingual)
+        path = given if given.is_file() else data / given  # as given, or under the data folder
+        if not path.is_file():
+            ap.error(f"--multilingual {args.multilingual}: no such file (nor {data / given})")
+        multi, scripts = multilingual_records(path)
         records += multi
     n_multi = len(records) - n_tab - n_gen - n_real
     nlp = build_nlp(args.init, args.embed_size, cjk=bool(args.multilingual))

@@ -38,6 +38,7 @@ def test_declarations_reproduce_the_previous_tables():
     derived = dict(all_priorities())
     assert derived.pop("llm_opinion") == 0  # was absent (unknown sources rank 0), now declared 0
     assert derived.pop("encoder") == 1.5  # new: the encoder NER (issue 28), ranked with the learned NER
+    assert derived.pop("cjk") == 1.0  # new: the CJK analyzers (issue 49), under the learned NER
     assert derived == _OLD_PRIORITY
     assert all_identifying() == frozenset({"PERSON", "CODE", "ORG", "LOC"})
     from cloud_edge_privacy.core.egress import IDENTIFYING

@@ -219,6 +219,29 @@ def mostly_another_language(sentence: str, min_votes: int = 3, share: float = 0.
     return votes >= min_votes and other_votes >= share * votes
 
 
+# Where a sentence ends, for reading each in its language: after . ! ? ; : and a space, after the CJK full stops
+# (no space follows them), at line breaks.
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?;:])\s+|(?<=[\u3002\uff01\uff1f])\s*|\n+")
+
+
+def sentence_bounds(text: str) -> List[Tuple[int, int]]:
+    """(start, end) of each sentence of ``text`` with a letter or digit in it, in order (:data:`_SENTENCE_BREAK`)."""
+    out, start = [], 0
+    for m in _SENTENCE_BREAK.finditer(text):
+        if m.start() > start:
+            out.append((start, m.start()))
+        start = m.end()
+    if start < len(text):
+        out.append((start, len(text)))
+    return [(a, b) for a, b in out if any(c.isalnum() for c in text[a:b])]
+
+
+def another_language(sentence: str) -> bool:
+    """Whether a sentence is not English: it holds letters of a caseless script (Han, Kana, Hangul, Arabic...),
+    or most of its words are more common in another language (:func:`mostly_another_language`)."""
+    return unread_letters(sentence) or mostly_another_language(sentence)
+
+
 # wordfreq's Zipf scale: a word at least this common in English that is in no list of names is an ordinary word.
 ORDINARY_ZIPF = 2.5
 

@@ -126,8 +126,9 @@ def candidates(learned: bool = True, encoder: bool = True, learned_model: "Param
     sentences whose capitalised words are covered.  Every model without the public institutions (courts,
     governments, ministries, States) that court texts are full of and TAB marks NO_MASK; spaCy also without laws.
     The encoder NER last, so the gated models read what they read without it; gated like them."""
-    return RULES + (Use("shape"), Use("spacy", {"drop_public_institutions": True}, gate=True)) \
-        + ((Use("learned", {"path": learned_model, "drop_public_institutions": True}, gate=True, check=True),)
+    return RULES + (Use("cjk"), Use("shape"), Use("spacy", {"drop_public_institutions": True}, gate=True)) \
+        + ((Use("learned", {"path": learned_model, "drop_public_institutions": True,
+                            "other_languages": str(MULTILINGUAL_DIR)}, gate=True, check=True),)
            if learned else ()) \
         + (Use("tab_ner", {"model": "sm", "drop_public_institutions": True}, gate=True),) \
         + ((ENCODER,) if encoder else ())

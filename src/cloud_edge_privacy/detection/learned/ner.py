@@ -11,10 +11,10 @@ import json
 import threading
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, FrozenSet, List, Optional, Sequence
+from typing import Any, FrozenSet, List, Optional, Sequence, Tuple
 
 from ...errors import ModelFileError
-from ...lexicon import unread_letters
+from ...lexicon import another_language, sentence_bounds, unread_letters
 from ...spans import Span
 from ..public_parties import is_public_institution
 from ..recognizer import ALL_TAB, Reads, register_recognizer
@@ -80,30 +80,64 @@ class LearnedNerRecognizer:
     """Names, organisations, places, codes, dates and other private items as the learned model sees them,
     in context and in any case.  ``source`` is ``learned:<TAB type>``."""
 
-    def __init__(self, path: Optional[str] = None, drop_public_institutions: bool = False) -> None:
+    def __init__(self, path: Optional[str] = None, drop_public_institutions: bool = False,
+                 other_languages: Optional[str] = None) -> None:
         self.path = str(path or MODEL_DIR)
         # as the spaCy recognizer: without courts, ministries, States and headings (is_public_institution)
         self.drop_public = drop_public_institutions
-        self._reads: FrozenSet[str] = frozenset()  # the model's reads_scripts, set when it is loaded
+        # the model that reads the sentences not written in English (lexicon.another_language); None: this one
+        self.other_path = str(other_languages) if other_languages else None
 
     def check(self) -> None:
-        """Raise :class:`ModelFileError` now if the model is missing (presets call this when built)."""
+        """Raise :class:`ModelFileError` now if a model is missing (presets call this when built)."""
         load_learned(self.path)
+        if self.other_path:
+            load_learned(self.other_path)
 
     def analyze(self, text: str) -> List[Span]:
         return self.analyze_many([text])[0]
 
     def analyze_many(self, texts: Sequence[str]) -> List[List[Span]]:
-        """Batched with ``nlp.pipe``; long texts are read in pieces."""
-        nlp = load_learned(self.path)
-        self._reads = reads_scripts(self.path)
+        """Batched with ``nlp.pipe``; long texts are read in pieces.  With ``other_languages``, the sentences
+        written in another language are read by that model instead (each run of them alone)."""
         pieces = [(i, off, piece) for i, text in enumerate(texts) for off, piece in _pieces(text) if piece.strip()]
         out: List[List[Span]] = [[] for _ in texts]
-        for (i, off, _), ents in zip(pieces, nlp.read([p[2] for p in pieces], self._entities)):
-            out[i].extend(Span(off + start, off + end, label, 0.8, f"learned:{label}") for start, end, label in ents)
+        elsewhere: List[List[Tuple[int, int]]] = [[] for _ in pieces]  # runs of other-language sentences
+        if self.other_path:
+            elsewhere = [_other_language_runs(piece) for _, _, piece in pieces]
+            runs = [(i, off + a, piece[a:b]) for (i, off, piece), got in zip(pieces, elsewhere) for a, b in got]
+            self._read(self.other_path, runs, out)
+        self._read(self.path, pieces, out, [[(off + a, off + b) for a, b in got]
+                                            for (_, off, _), got in zip(pieces, elsewhere)])
         return out
 
-    def _entities(self, doc: Any) -> List[tuple]:
-        return [(e.start_char, e.end_char, e.label_) for e in doc.ents if e.text.strip()
-                and not (self.drop_public and is_public_institution(e.text, e.label_))
-                and not unread_letters(e.text, self._reads)]
+    def _read(self, path: str, pieces: Sequence[Tuple[int, int, str]], out: List[List[Span]],
+              skip: Optional[Sequence[Sequence[Tuple[int, int]]]] = None) -> None:
+        """The spans of the model at ``path`` in ``pieces`` ((text index, offset, piece)) into ``out``, but those
+        that start in a ``skip`` range of their piece (read by the other model)."""
+        if not pieces:
+            return
+        nlp, reads = load_learned(path), reads_scripts(path)
+
+        def entities(doc: Any) -> List[tuple]:
+            return [(e.start_char, e.end_char, e.label_) for e in doc.ents if e.text.strip()
+                    and not (self.drop_public and is_public_institution(e.text, e.label_))
+                    and not unread_letters(e.text, reads)]
+
+        for k, ((i, off, _), ents) in enumerate(zip(pieces, nlp.read([p[2] for p in pieces], entities))):
+            ranges = skip[k] if skip is not None else ()
+            out[i].extend(Span(off + start, off + end, label, 0.8, f"learned:{label}") for start, end, label in ents
+                          if not any(a <= off + start < b for a, b in ranges))
+
+
+def _other_language_runs(text: str) -> List[Tuple[int, int]]:
+    """(start, end) of each run of consecutive sentences of ``text`` not written in English."""
+    runs: List[Tuple[int, int]] = []
+    for start, end in sentence_bounds(text):
+        if not another_language(text[start:end]):
+            continue
+        if runs and not text[runs[-1][1]:start].strip():
+            runs[-1] = (runs[-1][0], end)
+        else:
+            runs.append((start, end))
+    return runs

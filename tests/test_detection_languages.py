@@ -1,0 +1,100 @@
+"""Text in other languages: the CJK analyzers' proper nouns, and the learned NER reading each sentence with the
+model of its language (the English one or the one trained on seven more)."""
+from __future__ import annotations
+
+import pytest
+
+from cloud_edge_privacy.detection import build_detector
+from cloud_edge_privacy.detection.cjk import CjkProperNounRecognizer, language_of
+from cloud_edge_privacy.detection.decider import SpanDecider
+from cloud_edge_privacy.detection.learned.ner import MODEL_DIR, MULTILINGUAL_DIR, LearnedNerRecognizer, \
+    _other_language_runs
+from cloud_edge_privacy.errors import ModelFileError
+from cloud_edge_privacy.lexicon import another_language, sentence_bounds
+from cloud_edge_privacy.spans import Span
+
+
+@pytest.fixture(scope="module")
+def cjk() -> CjkProperNounRecognizer:
+    return CjkProperNounRecognizer()
+
+
+def _found(rec: CjkProperNounRecognizer, text: str) -> dict:
+    return {text[s.start:s.end]: s.label for s in rec.analyze(text)}
+
+
+def test_the_language_of_a_line_is_read_off_its_script():
+    assert language_of("김민수 씨는 서울에 산다.") == "ko"
+    assert language_of("田中さんは東京に住んでいます。") == "ja"
+    assert language_of("我住在北京。") == "zh"
+    assert language_of("Plain English, no CJK.") is None
+
+
+def test_chinese_japanese_and_korean_proper_nouns_are_found_by_their_analyzers(cjk):
+    zh = _found(cjk, "我的朋友王小明上个月搬到了北京。")
+    assert zh.get("王小明") == "PERSON" and zh.get("北京") == "LOC"
+    ja = _found(cjk, "昨日、田中太郎さんと大阪で会いました。")
+    # UniDic splits a surname and a given name; one span of one kind
+    assert ja.get("田中太郎") == "PERSON" and ja.get("大阪") == "LOC"
+    ko = _found(cjk, "어제 김민수 씨를 부산에서 만났다.")
+    assert "부산" in ko and any("김민수" in k for k in ko)
+    # the words around them stay
+    assert not any(w in k for k in zh for w in ("朋友", "上个月"))
+
+
+def test_english_text_loads_no_analyzer_and_latin_words_in_a_cjk_line_are_left_to_the_others(cjk):
+    rec = CjkProperNounRecognizer()
+    assert rec.analyze("Ms Anna Berg lives in Oslo.") == []
+    assert rec._loaded == {}
+    spans = cjk.analyze("我在 Google 工作，住在上海。")
+    assert all("Google" not in "我在 Google 工作，住在上海。"[s.start:s.end] for s in spans)
+    assert any(s.source.startswith("cjk:") for s in spans)
+
+
+def test_the_decider_keeps_the_cjk_analyzers_spans_whatever_its_trees_say():
+    text = "我住在上海。"
+    span = Span(3, 5, "LOC", 0.7, "cjk:LOC")
+    strict = SpanDecider("default", threshold=1.0)
+    assert strict.keep(text, [span]) == [span]
+    other = Span(3, 5, "LOC", 0.8, "spacy:GPE")
+    assert strict.keep(text, [other]) == []
+
+
+def test_sentences_in_another_language_are_told_apart_and_run_together():
+    text = ("Please summarise this letter. Je m'appelle Pierre Dupont et j'habite à Lyon depuis dix ans. "
+            "Mon médecin est le docteur Martin. Thanks a lot!\n我叫王小明。")
+    bounds = sentence_bounds(text)
+    assert [text[a:b] for a, b in bounds][0] == "Please summarise this letter."
+    runs = [text[a:b] for a, b in _other_language_runs(text)]
+    assert runs[0].startswith("Je m'appelle") and runs[0].endswith("docteur Martin.")
+    assert runs[1] == "我叫王小明。"
+    assert not another_language("Please summarise this letter for Dr Martin in Lyon.")
+
+
+def test_the_learned_ner_reads_other_languages_with_the_multilingual_model():
+    text = "Please help me with a message to my friend. 我的朋友王小明上个月搬到了北京，他在广东科技学院读书。"
+    start = text.index("我")
+    english = LearnedNerRecognizer(str(MODEL_DIR))
+    routed = LearnedNerRecognizer(str(MODEL_DIR), other_languages=str(MULTILINGUAL_DIR))
+    # the English model drops what it finds over Han (it never read it); the multilingual model reads it
+    assert not [s for s in english.analyze(text) if s.start >= start]
+    assert [s for s in routed.analyze(text) if s.start >= start]
+    # the English sentence is read by the English model alone, as without routing
+    plain = "Please forward the invoice to Anna Berg at Nordic Freight AS in Oslo."
+    assert [(s.start, s.end, s.label) for s in routed.analyze(plain)] == \
+        [(s.start, s.end, s.label) for s in english.analyze(plain)]
+
+
+def test_a_missing_other_language_model_is_a_clear_error(tmp_path):
+    rec = LearnedNerRecognizer(str(MODEL_DIR), other_languages=str(tmp_path / "nowhere"))
+    with pytest.raises(ModelFileError, match="nowhere"):
+        rec.check()
+
+
+def test_the_default_detector_masks_names_in_chinese_without_masking_the_clause():
+    det = build_detector("default")
+    text = "请帮我写一封邮件给王小明，告诉他明天下午三点在北京开会。"
+    spans = det.analyze(text)
+    covered = "".join(text[s.start:s.end] for s in spans)
+    assert "王小明" in covered
+    assert "请帮我写一封邮件" not in covered and len(covered) < len(text) // 2
