@@ -125,14 +125,14 @@ def score(docs: Sequence[Dict[str, Any]], spans_by_doc: Sequence[Sequence[Any]],
 
 def fold_models(name: str, k: Any) -> Dict[str, str]:
     """``build_detector`` arguments for fold K's models: the learned NER and decider, and the encoder NER of
-    presets that read it (each trained without fold K; ``k = "none"``: the cross-source models, trained without
-    any real prompt).  The fold models in the cache are the default preset's: the multilingual preset has none
+    presets that read it, and the multilingual learned NER that reads its sentences not in English (each trained
+    without fold K; ``k = "none"``: the cross-source models, trained without any real prompt).  The fold models in the cache are the default preset's: the multilingual preset has none
     built by the scripts (its 5-fold figures were measured when it was the default, commit b2c061c), so it is read
     out of fold only by name here, never with the default's folds."""
     if name == "multilingual":
         raise SystemExit("the multilingual preset has no fold models: score it with --no-cv (in-sample on the real "
                          "prompts) or on --set multilingual / tab, which it was not trained on")
-    out = {"learned_path": str(fold_model_dir(k))}
+    out = {"learned_path": str(fold_model_dir(k)), "other_languages_path": str(fold_model_dir(k, multilingual=True))}
     if uses_encoder(name):
         out["encoder_path"] = str(encoder_fold_dir(k))
     return out

@@ -206,7 +206,8 @@ def main() -> None:
     by_fold: Dict[int, List[Row]] = {}
     for k in range(N_FOLDS):
         docs = [d for d in real if fold_of(d["doc_id"]) == k]
-        det = candidate_detector(learned_path=str(fold_model_dir(k)), encoder_path=str(encoder_fold_dir(k)))
+        det = candidate_detector(learned_path=str(fold_model_dir(k)), encoder_path=str(encoder_fold_dir(k)),
+                                 other_languages_path=str(fold_model_dir(k, multilingual=True)))
         by_fold[k] = rows_for(docs, det.candidates_many([d["text"] for d in docs]))
         print(f"fold {k}: {len(docs)} prompts, {len(by_fold[k])} candidates ({time.time() - t0:.0f}s)", flush=True)
     for k in range(N_FOLDS):

@@ -620,6 +620,12 @@ def test_one_models_single_ordinary_lower_case_word_is_no_candidate():
     # and a rule recognizer's word is not the models' to drop, nor an occupation (a quasi-identifier in TAB)
     assert drop_lone_ordinary_words("in rack 12", [Span(3, 7, "LOC", 0.5, "place:gazetteer")])
     assert drop_lone_ordinary_words("an accountant at", [Span(3, 13, "DEM", 0.5, "tab_ner:DEM")])
+    # a town's alternate name in GeoNames is no place for this ("in plain English": session 26's CI), its own
+    # name and a country are ("moved to reading", "born in india")
+    for said, word, stays in (("in plain English", "plain", False), ("moved to reading", "reading", True),
+                              ("born in india", "india", True)):
+        at = said.index(word)
+        assert bool(drop_lone_ordinary_words(said, [Span(at, at + len(word), "LOC", 0.5, "encoder:LOC")])) == stays
 
     import os
 

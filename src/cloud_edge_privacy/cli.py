@@ -389,6 +389,18 @@ class _DefaultsShown(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action) or text
 
 
+def _text_arguments(parser: argparse.ArgumentParser, text: str, input_file: str) -> None:
+    """``--text`` and ``--input`` (``-`` or neither: standard input), as every command that reads a text has them."""
+    parser.add_argument("--text", default=None, help=text)
+    parser.add_argument("--input", default=None, help=f"{input_file}; '-' or nothing: stdin")
+
+
+def _detector_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--detector", default="default", choices=_detector_names(), metavar="DETECTOR",
+                        help="a detector preset: " + " | ".join(_detector_names()) +
+                             " (spacy and presidio are baselines)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
@@ -438,9 +450,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "prints the protected text; JSONL of {\"text\": ...} (--input x.jsonl or stdin) "
                                    "writes one JSON record per line with the replaced entities; a TAB JSON file "
                                    "writes masks for score-tab.")
-    a.add_argument("--text", default=None, help="the text to protect")
-    a.add_argument("--input", default=None, help="a .jsonl of {\"text\": ...} records or a TAB JSON file; "
-                                                  "'-' or nothing: stdin")
+    _text_arguments(a, "the text to protect", "a .jsonl of {\"text\": ...} records or a TAB JSON file")
     a.add_argument("--method", default="pseudonym", choices=_method_names(), metavar="METHOD",
                    help="privacy method: " + " | ".join(_method_names()))
     a.add_argument("--policy", action="append", default=[], metavar="TYPE=METHOD",
@@ -450,8 +460,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--seed", type=int, default=None,
                    help="benchmark mode: reproducible from this seed, NOT private against whoever knows it "
                         "(default: deployment mode, OS CSPRNG noise and keyed choices under $CEP_SECRET_KEY)")
-    a.add_argument("--detector", default="default", choices=_detector_names(), metavar="DETECTOR",
-                   help="a detector preset: " + " | ".join(_detector_names()) + " (spacy and presidio are baselines)")
+    _detector_argument(a)
     a.add_argument("--masks-out", default=None,
                    help="TAB input: masks.json, {doc_id: [[start, end, replacement], ...]}")
     a.add_argument("--texts-out", default=None, help="write the protected texts (JSONL) here instead of stdout")
@@ -464,10 +473,8 @@ def build_parser() -> argparse.ArgumentParser:
                                     "surface), for the edge operator: the text's values are printed, nothing is "
                                     "sent. --trace adds which post-detection step dropped, added or changed which "
                                     "span; --without-step switches a step off.")
-    dt.add_argument("--text", default=None, help="the text to read")
-    dt.add_argument("--input", default=None, help="a text file; '-' or nothing: stdin")
-    dt.add_argument("--detector", default="default", choices=_detector_names(), metavar="DETECTOR",
-                    help="a detector preset: " + " | ".join(_detector_names()))
+    _text_arguments(dt, "the text to read", "a text file")
+    _detector_argument(dt)
     dt.add_argument("--trace", action="store_true", help="also print what each post-detection step changed")
     dt.add_argument("--without-step", action="append", default=[], metavar="STEP",
                     help="switch this post-detection step off (repeatable; names in docs/detection.md)")

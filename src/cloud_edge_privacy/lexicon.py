@@ -236,6 +236,7 @@ def sentence_bounds(text: str) -> List[Tuple[int, int]]:
     return [(a, b) for a, b in out if any(c.isalnum() for c in text[a:b])]
 
 
+@lru_cache(maxsize=4096)
 def another_language(sentence: str) -> bool:
     """Whether a sentence is not English: it holds letters of a caseless script (Han, Kana, Hangul, Arabic...),
     or most of its words are more common in another language (:func:`mostly_another_language`)."""

@@ -299,7 +299,7 @@ def tidy_span(text: str, span: Span) -> Optional[Span]:
     """A model's span without the bullets and emoji at its edges ("\u2022 Develop", "\U0001f614"), or None when
     nothing is left or a name-like span is only English stop words in lower case ("and" between two names, "her"), or
     only pronouns, question words and auxiliary verbs in any case ("I’m", "Why I", "How do"; not "US"): none of them
-    names anyone, and neither does a header's label ("Sent:").  A span does not start at a possessive's "s"
+    names anyone, and neither does a header's label ("Sent:"); or a quantity without a number ("left arm").  A span does not start at a possessive's "s"
     ("Britain's cities").  Validated identifiers and secrets are left as found."""
     if span.source.startswith(("structured", SECRET_PREFIX)):
         return span
@@ -326,6 +326,8 @@ def tidy_span(text: str, span: Span) -> Optional[Span]:
     surface = text[s:e]
     if not any(c.isalnum() for c in surface):
         return None
+    if span.category == "QUANTITY" and not _counts(surface):
+        return None
     if span.category in _WORDLIKE and surface.islower() and not any(c.isdigit() for c in surface):
         from ..lexicon import english_stop_words
 
@@ -340,6 +342,16 @@ def tidy_span(text: str, span: Span) -> Optional[Span]:
         if _header_label(text, s, e):
             return None
     return span if (s, e) == (span.start, span.end) else Span(s, e, span.category, span.score, span.source)
+
+
+def _counts(surface: str) -> bool:
+    """Whether a quantity's surface has a number: a digit, a number in words or a word of quantity ("a dozen")."""
+    from .. import wordlists
+
+    if any(c.isdigit() for c in surface):
+        return True
+    said = set(_LETTERS.findall(surface.lower()))
+    return bool(said & (wordlists.words("number_words") | wordlists.words("quantity_words")))
 
 
 def _header_label(text: str, s: int, e: int) -> bool:
@@ -369,12 +381,13 @@ _OPEN, _CLOSE = "([{<", ")]}>"
 def drop_lone_ordinary_words(text: str, spans: Sequence[Span]) -> List[Span]:
     """Without the candidates that one model alone read as a name, place, organisation or code (not a demographic:
     "an accountant" is one) and that are one ordinary lower-case word ("economics", "warehouse", "rack", "city",
-    "data"): in no name list, no town or country, and at least ``ORDINARY_ZIPF`` common in English, the words the
-    egress guard never reports as a name either.  Out of fold on the development prompts none of the 65 such
-    candidates the decider kept was private; a lower-case name ("john"), a place ("leeds"), a rare word ("monzo"), a
-    span of two words and one that another recognizer found too stay."""
+    "data", "plain"): in no name list, no country or town's own name (:func:`.places.named_place`), and at least
+    ``ORDINARY_ZIPF`` common in English, the words the egress guard never reports as a name either.  Out of fold
+    on the development prompts none of the 65 such candidates the decider kept was private; a lower-case name
+    ("john"), a place ("leeds"), a rare word ("monzo"), a span of two words and one that another recognizer found
+    too stay."""
     from .decider import group_overlapping
-    from .places import known_place
+    from .places import named_place
     from ..lexicon import ORDINARY_ZIPF, everyday_lower_word
 
     out: List[Span] = []
@@ -382,7 +395,7 @@ def drop_lone_ordinary_words(text: str, spans: Sequence[Span]) -> List[Span]:
         families = {s.recognizer for s in group}
         if len(families) == 1 and families <= _MODELS and all(s.category in _LONE_CATEGORIES for s in group):
             word = text[min(s.start for s in group):max(s.end for s in group)]
-            if _LONE_WORD.fullmatch(word) and everyday_lower_word(word, ORDINARY_ZIPF) and not known_place(word):
+            if _LONE_WORD.fullmatch(word) and everyday_lower_word(word, ORDINARY_ZIPF) and not named_place(word):
                 continue
         out.extend(group)
     return out

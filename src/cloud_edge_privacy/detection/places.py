@@ -82,6 +82,21 @@ def known_place(name: str) -> bool:
     return " ".join(name.lower().split()) in _known_places()
 
 
+@lru_cache(maxsize=1)
+def _own_names() -> FrozenSet[str]:
+    """Lower-case names the gazetteer's towns go by (GeoNames' main name, not an alternate one) and countries."""
+    from faker.providers.address.en import Provider
+
+    return frozenset(c["name"].lower() for c in _cities()) | frozenset(c.lower() for c in Provider.countries)
+
+
+def named_place(name: str) -> bool:
+    """Whether ``name`` (any case, any spacing) is a country or the main name of a town of the gazetteer
+    ("reading", "nice", "india"), not only one of a town's alternate names: GeoNames lists everyday English words
+    among those ("plain", "area", "big", "center", "tour"), which :func:`known_place` counts."""
+    return " ".join(name.lower().split()) in _own_names()
+
+
 def everyday_place_word(form: str) -> bool:
     """A place's form that co-reference copies and the egress guard reads only as written: one everyday word
     that is also a name ("Park", "North"), or everyday words that are neither a town of the gazetteer nor a

@@ -5,9 +5,11 @@ and the pipeline's options; :func:`build_detector` builds any of them.
 multilingual   default with the learned NER (and decider) trained on seven more languages: for text that is
                not English (Chinese, Korean, Japanese, Russian, Spanish, French, German)
 default        recall first: rule recognizers (validators, TAB regexes, addresses, organisations, ages/places,
-               place and name lists, table columns), word-shape candidates, spaCy's NER, the learned NER, the
-               TAB NER and the encoder NER; each candidate (overlapping spans) kept by the learned decider's low
-               threshold; co-reference propagation (a "person" of ordinary words not onto its lower-case uses)
+               place and name lists, table columns), the CJK analyzers' proper nouns, word-shape candidates,
+               spaCy's NER, the learned NER (sentences not in English read by its model of seven more
+               languages), the TAB NER and the encoder NER; each candidate (overlapping spans) kept by the
+               learned decider's low threshold; co-reference propagation (a "person" of ordinary words not
+               onto its lower-case uses)
 precision      the same candidates without the encoder NER (recall-leaning), kept only at the decider's stricter
                threshold (fewer false positives, lower recall)
 fast           the rule recognizers alone, no model (high throughput)
@@ -109,6 +111,8 @@ class Preset:
 LEARNED_MODEL = Param("learned_path", "the learned model")
 ENCODER_MODEL = Param("encoder_path", "the encoder model")
 FEDERATED_MODEL = Param("federated_path", "a federated model file")
+# what reads the default preset's sentences not in English: the multilingual preset's learned NER
+OTHER_LANGUAGES_MODEL = Param("other_languages_path", "the learned model of other languages", str(MULTILINGUAL_DIR))
 
 # The rule recognizers of user prompts (no model).
 RULES: Tuple[Use, ...] = (Use("structured"), Use("regex"), Use("address"), Use("organisations"), Use("age_place"),
@@ -128,7 +132,7 @@ def candidates(learned: bool = True, encoder: bool = True, learned_model: "Param
     The encoder NER last, so the gated models read what they read without it; gated like them."""
     return RULES + (Use("cjk"), Use("shape"), Use("spacy", {"drop_public_institutions": True}, gate=True)) \
         + ((Use("learned", {"path": learned_model, "drop_public_institutions": True,
-                            "other_languages": str(MULTILINGUAL_DIR)}, gate=True, check=True),)
+                            "other_languages": OTHER_LANGUAGES_MODEL}, gate=True, check=True),)
            if learned else ()) \
         + (Use("tab_ner", {"model": "sm", "drop_public_institutions": True}, gate=True),) \
         + ((ENCODER,) if encoder else ())
@@ -210,7 +214,7 @@ def build(name: str, preset: Preset, without_steps: Sequence[str] = (), **overri
     accepted = preset.parameters()
     for key in overrides:
         if key not in accepted:
-            known = {p.key: p.what for p in (LEARNED_MODEL, ENCODER_MODEL, FEDERATED_MODEL)}
+            known = {p.key: p.what for p in (LEARNED_MODEL, ENCODER_MODEL, FEDERATED_MODEL, OTHER_LANGUAGES_MODEL)}
             what = f"use {known[key]}" if key in known else "take a parameter"
             raise ValueError(f"detector {name!r} does not {what} ({key} given; it takes {sorted(accepted) or 'none'})")
     recognizers: List[object] = [_recognizer(name, u, overrides) for u in preset.recognizers]
@@ -237,13 +241,15 @@ def build_detector(name: str = "default", **overrides: Any) -> Detector:
 
 
 def candidate_detector(learned_path: Optional[str] = None, learned: bool = True, encoder: bool = True,
-                       encoder_path: Optional[str] = None) -> Detector:
+                       encoder_path: Optional[str] = None, other_languages_path: Optional[str] = None) -> Detector:
     """Every recognizer of the default preset, without a decision (:func:`candidates`): the learned model
     (``learned_path``, default the committed one; raises ModelFileError if it is missing) and (``encoder``) the
-    encoder NER (``encoder_path``).  Used by ``scripts/train_decider.py`` (with the encoder: the decider's
+    encoder NER (``encoder_path``); ``other_languages_path``: the learned model of the sentences not in English
+    (default the multilingual preset's).  Used by ``scripts/train_decider.py`` (with the encoder: the decider's
     weights read it as one more recognizer family)."""
     preset = Preset("every candidate of the default preset", candidates(learned, encoder))
-    given = {LEARNED_MODEL.key: learned_path, ENCODER_MODEL.key: encoder_path}
+    given = {LEARNED_MODEL.key: learned_path, ENCODER_MODEL.key: encoder_path,
+             OTHER_LANGUAGES_MODEL.key: other_languages_path}
     return build("candidates", preset, **{k: v for k, v in given.items() if v is not None and k in preset.parameters()})
 
 

@@ -21,18 +21,20 @@ from ..recognizer import ALL_TAB, Reads, register_recognizer
 from ..spacy_pipeline import SpacyPipeline
 
 MODEL_DIR = Path(__file__).with_name("model")
-# the learned NER trained on seven more languages besides English, with its decider (the "multilingual" preset)
+# the learned NER trained on seven more languages besides English, with its decider (the "multilingual" preset);
+# the default preset reads its sentences not in English with it
 MULTILINGUAL_DIR = Path(__file__).with_name("model_multilingual")
 _lock = threading.Lock()
 # A text longer than this is read in pieces (court judgments): spaCy's cost grows with the document.
 _PIECE = 5000
 
 
-def fold_model_dir(fold: int) -> Path:
-    """Where ``scripts/train_learned_ner.py --fold K`` saves the model trained without fold K."""
+def fold_model_dir(fold: Any, multilingual: bool = False) -> Path:
+    """Where ``scripts/train_learned_ner.py --fold K`` saves the model trained without fold K (``multilingual``:
+    the one trained with ``--multilingual``, which reads the default preset's sentences not in English)."""
     from ...models.catalog import cache_dir
 
-    return cache_dir() / "learned_ner_folds" / f"fold{fold}"
+    return cache_dir() / ("multilingual_ner_folds" if multilingual else "learned_ner_folds") / f"fold{fold}"
 
 
 @lru_cache(maxsize=8)
@@ -50,8 +52,9 @@ def reads_scripts(path: str) -> FrozenSet[str]:
 def load_learned(path: str) -> SpacyPipeline:
     """Load a learned NER once per process; a clear error if it was not built."""
     if not Path(path, "meta.json").is_file():
+        how = " --multilingual multilingual/multilingual_train_large.jsonl" if "multilingual" in path else ""
         raise ModelFileError(f"{path}: the learned NER model is missing; build it with "
-                             f".venv/bin/python scripts/train_learned_ner.py (see docs/detection.md)")
+                             f".venv/bin/python scripts/train_learned_ner.py{how} (see docs/detection.md)")
     import spacy
 
     with _lock:
