@@ -184,7 +184,8 @@ def test_every_preset_names_registered_recognizers_with_parameters_their_classes
         for use in preset.recognizers:
             factory = recognizer(use.recognizer).factory
             inspect.signature(factory).bind(**{k: v for k, v in use.params.items() if not isinstance(v, Param)})
-    assert PRESETS["default"].parameters() == {"learned_path": "the learned model", "encoder_path": "the encoder model"}
+    assert PRESETS["default"].parameters() == {"learned_path": "the learned model", "encoder_path": "the encoder model",
+                                               "other_languages_path": "the learned model of other languages"}
     assert PRESETS["federated"].parameters() == {"federated_path": "a federated model file"}
 
 
