@@ -299,7 +299,8 @@ def tidy_span(text: str, span: Span) -> Optional[Span]:
     """A model's span without the bullets and emoji at its edges ("\u2022 Develop", "\U0001f614"), or None when
     nothing is left or a name-like span is only English stop words in lower case ("and" between two names, "her"), or
     only pronouns, question words and auxiliary verbs in any case ("I’m", "Why I", "How do"; not "US"): none of them
-    names anyone, and neither does a header's label ("Sent:"); or a quantity without a number ("left arm").  A span does not start at a possessive's "s"
+    names anyone, and neither does a header's label ("Sent:"); or a quantity of lower-case words without a number
+    ("left arm"; a capitalised piece of a misread one, "TryHackme", may be a name and stays).  A span does not start at a possessive's "s"
     ("Britain's cities").  Validated identifiers and secrets are left as found."""
     if span.source.startswith(("structured", SECRET_PREFIX)):
         return span
@@ -326,7 +327,7 @@ def tidy_span(text: str, span: Span) -> Optional[Span]:
     surface = text[s:e]
     if not any(c.isalnum() for c in surface):
         return None
-    if span.category == "QUANTITY" and not _counts(surface):
+    if span.category == "QUANTITY" and surface.islower() and not _counts(surface):
         return None
     if span.category in _WORDLIKE and surface.islower() and not any(c.isdigit() for c in surface):
         from ..lexicon import english_stop_words
