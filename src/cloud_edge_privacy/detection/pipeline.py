@@ -10,7 +10,7 @@ import time
 import unicodedata
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
-from functools import partial
+from functools import lru_cache, partial
 from types import MappingProxyType
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
@@ -300,7 +300,8 @@ def tidy_span(text: str, span: Span) -> Optional[Span]:
     nothing is left or a name-like span is only English stop words in lower case ("and" between two names, "her"), or
     only pronouns, question words and auxiliary verbs in any case ("I’m", "Why I", "How do"; not "US"): none of them
     names anyone, and neither does a header's label ("Sent:"); or a quantity of lower-case words without a number
-    ("left arm"; a capitalised piece of a misread one, "TryHackme", may be a name and stays).  A span does not start at a possessive's "s"
+    ("left arm"; a capitalised piece of a misread one, "TryHackme", may be a name and stays).  A span does not
+    start at a possessive's "s"
     ("Britain's cities").  Validated identifiers and secrets are left as found."""
     if span.source.startswith(("structured", SECRET_PREFIX)):
         return span
@@ -347,12 +348,15 @@ def tidy_span(text: str, span: Span) -> Optional[Span]:
 
 def _counts(surface: str) -> bool:
     """Whether a quantity's surface has a number: a digit, a number in words or a word of quantity ("a dozen")."""
+    return any(c.isdigit() for c in surface) or any(w in _counting_words() for w in _LETTERS.findall(surface.lower()))
+
+
+@lru_cache(maxsize=1)
+def _counting_words() -> FrozenSet[str]:
+    """The numbers in words and the words of quantity (wordlists ``number_words`` and ``quantity_words``)."""
     from .. import wordlists
 
-    if any(c.isdigit() for c in surface):
-        return True
-    said = set(_LETTERS.findall(surface.lower()))
-    return bool(said & (wordlists.words("number_words") | wordlists.words("quantity_words")))
+    return wordlists.words("number_words") | wordlists.words("quantity_words")
 
 
 def _header_label(text: str, s: int, e: int) -> bool:

@@ -71,9 +71,15 @@ def _lower_gazetteer() -> FrozenSet[str]:
 @lru_cache(maxsize=1)
 def _known_places() -> FrozenSet[str]:
     """Lower-case names of the gazetteer's towns and of countries."""
+    return _lower_gazetteer() | _countries()
+
+
+@lru_cache(maxsize=1)
+def _countries() -> FrozenSet[str]:
+    """Lower-case country names (Faker's English address provider)."""
     from faker.providers.address.en import Provider
 
-    return _lower_gazetteer() | frozenset(c.lower() for c in Provider.countries)
+    return frozenset(c.lower() for c in Provider.countries)
 
 
 def known_place(name: str) -> bool:
@@ -85,9 +91,7 @@ def known_place(name: str) -> bool:
 @lru_cache(maxsize=1)
 def _own_names() -> FrozenSet[str]:
     """Lower-case names the gazetteer's towns go by (GeoNames' main name, not an alternate one) and countries."""
-    from faker.providers.address.en import Provider
-
-    return frozenset(c["name"].lower() for c in _cities()) | frozenset(c.lower() for c in Provider.countries)
+    return frozenset(c["name"].lower() for c in _cities()) | _countries()
 
 
 def named_place(name: str) -> bool:
