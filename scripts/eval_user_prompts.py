@@ -188,7 +188,8 @@ def gateway_e2e(name: str, docs: Sequence[Dict[str, Any]], cross_validate: bool,
     a prompt is refused when ``protect`` raises; a PII unit (unique, case- and space-normalised surface) leaks
     when it is in a sent text; non-PII words kept = words outside every unit that are still in the sent text.
     With ``cross_validate``, prompts of fold K are read by fold K's models (the learned NER, decider and encoder
-    NER of the presets that use them, and the guard's own learned recognizer for every preset); with
+    NER of the presets that use them, and the guard's own learned recognizers, of English and of other languages,
+    for every preset); with
     ``cross_source``, every prompt by the models trained without any prompt.  ``group_of``: the groups a prompt is
     counted in besides "all" (default: its PUPA category)."""
     import os
@@ -212,7 +213,8 @@ def gateway_e2e(name: str, docs: Sequence[Dict[str, Any]], cross_validate: bool,
                                      **off)
                 gw._pipe.detector = gw._pipe.gateway._detector = det
             if k is not None:
-                gw._pipe.independent = IndependentCheck(str(fold_model_dir(k)))
+                gw._pipe.independent = IndependentCheck(
+                    str(fold_model_dir(k)), other_languages_path=str(fold_model_dir(k, multilingual=True)))
         gw._pipe.warm_up()
         gw.protect("Warm-up: Ms Anna Berg wrote to mr john smith in Oslo.")
         for d in docs:
@@ -388,7 +390,7 @@ def main() -> None:
             pres = analyzer_latency("presidio", docs)
             print(f"\nPresidio's analyzer alone on the same prompts, same process: p50 {pres['p50_ms']} ms, "
                   f"p95 {pres['p95_ms']} ms")
-            print("gateway p50 / Presidio analyzer p50 (same run; the target is at most 1): " + ", ".join(
+            print("gateway p50 / Presidio analyzer p50 (same run; issue 49's target: at most 0.7): " + ", ".join(
                 f"{n} {r['p50_ms'] / pres['p50_ms']:.2f}" for n, r in results.items() if r.get("p50_ms")))
             results["presidio_analyzer_alone"] = pres
         rows += [(f"gateway:{n}", r) for n, r in results.items()]

@@ -8,7 +8,7 @@ from cloud_edge_privacy.detection import build_detector
 from cloud_edge_privacy.detection.cjk import CjkProperNounRecognizer, language_of
 from cloud_edge_privacy.detection.decider import SpanDecider
 from cloud_edge_privacy.detection.learned.ner import MODEL_DIR, MULTILINGUAL_DIR, LearnedNerRecognizer, \
-    _other_language_runs
+    other_language_runs
 from cloud_edge_privacy.errors import ModelFileError
 from cloud_edge_privacy.lexicon import another_language, sentence_bounds
 from cloud_edge_privacy.spans import Span
@@ -51,6 +51,16 @@ def test_english_text_loads_no_analyzer_and_latin_words_in_a_cjk_line_are_left_t
     assert any(s.source.startswith("cjk:") for s in spans)
 
 
+def test_warm_up_loads_the_three_analyzers_so_no_request_waits_for_one():
+    rec = CjkProperNounRecognizer()
+    rec.warm_up()
+    assert set(rec._loaded) == {"zh", "ja", "ko"}
+    loaded = dict(rec._loaded)
+    text = "어제 김민수 씨를 부산에서 만났다."
+    assert any("부산" in text[s.start:s.end] for s in rec.analyze(text))
+    assert rec._loaded == loaded  # read with the analyzers loaded at warm-up, none loaded again
+
+
 def test_the_decider_keeps_the_cjk_analyzers_spans_whatever_its_trees_say():
     text = "我住在上海。"
     span = Span(3, 5, "LOC", 0.7, "cjk:LOC")
@@ -65,7 +75,7 @@ def test_sentences_in_another_language_are_told_apart_and_run_together():
             "Mon médecin est le docteur Martin. Thanks a lot!\n我叫王小明。")
     bounds = sentence_bounds(text)
     assert [text[a:b] for a, b in bounds][0] == "Please summarise this letter."
-    runs = [text[a:b] for a, b in _other_language_runs(text)]
+    runs = [text[a:b] for a, b in other_language_runs(text)]
     assert runs[0].startswith("Je m'appelle") and runs[0].endswith("docteur Martin.")
     assert runs[1] == "我叫王小明。"
     assert not another_language("Please summarise this letter for Dr Martin in Lyon.")

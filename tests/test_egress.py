@@ -128,6 +128,22 @@ def test_independent_check_reads_a_text_once_and_answers_repeats_from_its_cache(
     assert check.analyze(texts[0]) == first[0] and calls[-1] == [texts[0]]
 
 
+def test_the_guard_reads_sentences_in_other_languages_with_the_other_language_model():
+    """The English model reads everyday Russian words as people ("свалить вину"); with the model of other
+    languages (as the default's guard is built) they are no finding, and the names in either language still are."""
+    from cloud_edge_privacy.core.egress import IndependentCheck
+    from cloud_edge_privacy.detection.learned.ner import MULTILINGUAL_DIR
+
+    text = ("Эти попытки свалить вину на американцев, были не только не корректными, но и не способствовали "
+            "выяснению истинных причин произошедшего. Вчера Веселин Топалов приехал. Anna Berg wrote to John Smith.")
+    english_only = {text[s.start:s.end] for s in IndependentCheck(cache_size=0).analyze(text)}
+    routed = {text[s.start:s.end] for s in IndependentCheck(cache_size=0,
+                                                            other_languages_path=str(MULTILINGUAL_DIR)).analyze(text)}
+    assert "свалить вину" in english_only  # what the routing is for
+    assert not any(w in v for v in routed for w in ("свалить", "вину", "причин"))
+    assert {"Anna Berg", "John Smith"} <= routed and any("Топалов" in v for v in routed)
+
+
 def test_an_everyday_organisation_in_lower_case_is_looked_for_only_where_found():
     """A model's lower-case "data" read as a company is masked where found; the guard does not refuse or repair its
     other lower-case uses (co-reference does not copy them either), but a town typed in lower case still counts."""

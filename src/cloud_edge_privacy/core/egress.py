@@ -160,7 +160,13 @@ _DEFAULT = object()
 
 class IndependentCheck:
     """Rule 4's recognizers: person names in any case and script (name lists, cues, CJK) and the learned NER's
-    PERSON spans, outside the syntax of code, configuration and markup (``technical.drop_syntax_spans``).  Only their spans inside untouched regions count, so surrogates and placeholders never do.
+    PERSON spans, outside the syntax of code, configuration and markup (``technical.drop_syntax_spans``).  Only
+    their spans inside untouched regions count, so surrogates and placeholders never do.  With
+    ``other_languages_path``, the sentences not written in English are also read by that learned model, as the
+    detector reads them, and there the English model's people count only when they look like names in any
+    language (``pipeline.name_shaped``: capitalised, one word rare everywhere): it never saw Russian or Spanish,
+    reads their everyday words as people ("свалить вину", "средствах массовой"), and the repairs then garbled
+    the request.
 
     Their spans are a deterministic function of the text, so a text read before (the fixed instruction, the
     earlier turns of a conversation the proxy sends again) is answered from a small cache of spans (offsets
@@ -168,13 +174,17 @@ class IndependentCheck:
 
     name = "guard_independent"
 
-    def __init__(self, learned_path: Optional[str] = None, cache_size: int = 256) -> None:
+    def __init__(self, learned_path: Optional[str] = None, cache_size: int = 256,
+                 other_languages_path: Optional[str] = None) -> None:
         from ..detection.learned import LearnedNerRecognizer
         from ..detection.names import NameRecognizer
 
         self.names = NameRecognizer()
         self.learned = LearnedNerRecognizer(learned_path)
         self.learned.check()  # missing model: an error here, so the guard cannot silently see less
+        self.other = LearnedNerRecognizer(other_languages_path) if other_languages_path else None
+        if self.other is not None:
+            self.other.check()
         self.cache_size = cache_size
         self._cache: "OrderedDict[str, Tuple[Span, ...]]" = OrderedDict()
         self._lock = threading.Lock()  # proxy workers share one guard
@@ -193,12 +203,11 @@ class IndependentCheck:
                     self._cache.move_to_end(k)
                 out.append(None if hit is None else list(hit))
         todo = [i for i, spans in enumerate(out) if spans is None]
-        learned = self.learned.analyze_many([texts[i] for i in todo]) if todo else []
+        learned = self._people([texts[i] for i in todo]) if todo else []
         for i, found in zip(todo, learned):
             # not in the syntax of code, configuration or markup (an identifier "ray", a key "username"), as the
             # detector's technical_text step: a name in a string literal, comment or value still counts
-            spans = drop_syntax_spans(texts[i], self.names.analyze(texts[i])
-                                      + [s for s in found if s.category == "PERSON"])
+            spans = drop_syntax_spans(texts[i], self.names.analyze(texts[i]) + found)
             out[i] = spans
             if self.cache_size:
                 with self._lock:
@@ -208,11 +217,32 @@ class IndependentCheck:
         return [list(spans or []) for spans in out]
 
 
+    def _people(self, texts: Sequence[str]) -> List[List[Span]]:
+        """The learned models' PERSON spans of each text (see the class)."""
+        from ..detection.learned.ner import other_language_runs
+        from ..detection.pipeline import name_shaped
+
+        found = self.learned.analyze_many(texts)
+        if self.other is None:
+            return [[s for s in spans if s.category == "PERSON"] for spans in found]
+        runs = [other_language_runs(t) for t in texts]
+        pieces = [(i, a, texts[i][a:b]) for i, got in enumerate(runs) for a, b in got]
+        out = [[s for s in spans if s.category == "PERSON" and (
+                    not any(a <= s.start < b for a, b in got) or name_shaped(text[s.start:s.end]))]
+               for text, spans, got in zip(texts, found, runs)]
+        for (i, off, _), spans in zip(pieces, self.other.analyze_many([p for _, _, p in pieces]) if pieces else []):
+            out[i] += [Span(off + s.start, off + s.end, s.category, s.score, s.source)
+                       for s in spans if s.category == "PERSON"]
+        return out
+
+
 @lru_cache(maxsize=4)
-def independent_detector(learned_path: Optional[str] = None) -> IndependentCheck:
-    """The guard's own recognizers, built once per process and learned model (None: the default preset's; the
-    multilingual preset's guard reads its own multilingual model)."""
-    return IndependentCheck(learned_path)
+def independent_detector(learned_path: Optional[str] = None,
+                         other_languages_path: Optional[str] = None) -> IndependentCheck:
+    """The guard's own recognizers, built once per process and pair of learned models (``learned_path`` None:
+    the default preset's; ``other_languages_path``: the model of the sentences not in English, None: the first
+    reads them too; the multilingual preset's guard reads its own multilingual model)."""
+    return IndependentCheck(learned_path, other_languages_path=other_languages_path)
 
 
 def _independent_findings(prot: ProtectedFields, check: Any, fp: Callable[[str], str]) -> List[Finding]:

@@ -71,16 +71,17 @@ def safe_reason(exc: BaseException) -> str:
     return f"{type(exc).__name__} (message withheld: it may quote private input)"
 
 
-def _learned_path(detector: Any) -> Optional[str]:
-    """The model folder of the learned NER a detector reads, when it is not the default one (None otherwise)."""
+def _learned_paths(detector: Any) -> Tuple[Optional[str], Optional[str]]:
+    """The model folders of the learned NER a detector reads: its model, when it is not the default one (None
+    otherwise), and the model of its sentences not in English (None: it has none)."""
     from ..detection.learned.ner import MODEL_DIR
 
     for rec in getattr(detector, "recognizers", ()):
         rec = getattr(rec, "inner", rec)  # a sentence gate
         path = getattr(rec, "path", None)
-        if type(rec).__name__ == "LearnedNerRecognizer" and path and Path(path) != MODEL_DIR:
-            return str(path)
-    return None
+        if type(rec).__name__ == "LearnedNerRecognizer" and path:
+            return (str(path) if Path(path) != MODEL_DIR else None), getattr(rec, "other_path", None)
+    return None, None
 
 
 class EdgePipeline:
@@ -99,8 +100,8 @@ class EdgePipeline:
         self.gateway = PrivacyGateway(config.privacy_method, self.randomness, self.detector,
                                       build_accountant(config), config.operator_params())
         # the guard's rule 4 recognizers: the name lists and the learned NER the detector reads (the default preset's
-        # or the multilingual one's), egress.independent_detector
-        self.independent: Any = independent_detector(_learned_path(self.detector))
+        # or the multilingual one's, and the model of its sentences not in English), egress.independent_detector
+        self.independent: Any = independent_detector(*_learned_paths(self.detector))
         # declared by the operator's spec (a DP release may equal the true value: the guard does not compare)
         self.randomized_release = (config.privacy_method != NO_PROTECTION
                                    and operator_spec(config.privacy_method).randomized_release)

@@ -17,7 +17,8 @@ Korean     kiwipiepy 0.24.1 + its model        Sejong ``NNP`` (proper noun; no s
 A line is read by the analyzer of its script (Hangul: Korean; Kana: Japanese; Han alone: Chinese), and only
 lines with such letters: an English prompt pays one regular-expression search.  Adjacent proper nouns of one
 kind are one span (a UniDic surname and given name; "앙겔라 메르켈").  Each analyzer is loaded on first use, once
-per recognizer.  Spans are ``cjk:<TAB category>``; the learned NER's label wins an overlap (merge priority).
+per recognizer, or all three at the detector's warm-up (about 6 s, before a gateway's first request).  Spans are
+``cjk:<TAB category>``; the learned NER's label wins an overlap (merge priority).
 """
 from __future__ import annotations
 
@@ -40,6 +41,9 @@ _JIEBA = {"nr": "PERSON", "nrfg": "PERSON", "nrt": "PERSON", "ns": "LOC", "nt": 
 _UNIDIC = {"人名": "PERSON", "地名": "LOC", "組織": "ORG", "一般": "MISC"}
 
 Found = List[Tuple[int, int, str]]  # (start, end, TAB category) in the line
+
+# a line of each language, read once at warm-up
+_WARM_UP_LINES = {"zh": "王小明住在北京。", "ja": "田中さんは東京に住んでいます。", "ko": "김민수는 서울에 산다."}
 
 
 def language_of(line: str) -> Optional[str]:
@@ -132,6 +136,14 @@ class CjkProperNounRecognizer:
         if language not in self._loaded:
             self._loaded[language] = _ANALYZERS[language]()
         return self._loaded[language]
+
+    def warm_up(self) -> None:
+        """Load the three analyzers and read a line with each (jieba builds its prefix dictionary on its first
+        cut), so that the first Chinese, Japanese or Korean request does not wait seconds for a load
+        (``Detector.warm_up``)."""
+        with self._lock:
+            for language, line in _WARM_UP_LINES.items():
+                self._analyzer(language)(line)
 
     def analyze(self, text: str) -> List[Span]:
         if not _ANY_CJK.search(text):

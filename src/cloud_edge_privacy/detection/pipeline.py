@@ -965,7 +965,7 @@ def drop_english_models_in_other_languages(text: str, spans: Sequence[Span]) -> 
             if k not in judged:
                 end = starts[k + 1] if k + 1 < len(starts) else len(text)
                 judged[k] = mostly_another_language(text[starts[k]:end])
-            if judged[k] and not _name_shaped(text[span.start:span.end]):
+            if judged[k] and not name_shaped(text[span.start:span.end]):
                 continue
         out.append(span)
     return out
@@ -974,7 +974,7 @@ def drop_english_models_in_other_languages(text: str, spans: Sequence[Span]) -> 
 _SHAPE_WORD = re.compile(r"[^\W_][\w'’.-]*")
 
 
-def _name_shaped(surface: str) -> bool:
+def name_shaped(surface: str) -> bool:
     """A span that looks like a name in any language: every word capitalised (or with a digit), and one word that
     is common in no language wordfreq knows here, or written in capitals ("Gettyimages", "STD Aero", "TS-LBD"):
     what an English model still reads right in a sentence of another language."""

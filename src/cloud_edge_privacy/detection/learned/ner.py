@@ -107,7 +107,7 @@ class LearnedNerRecognizer:
         out: List[List[Span]] = [[] for _ in texts]
         elsewhere: List[List[Tuple[int, int]]] = [[] for _ in pieces]  # runs of other-language sentences
         if self.other_path:
-            elsewhere = [_other_language_runs(piece) for _, _, piece in pieces]
+            elsewhere = [other_language_runs(piece) for _, _, piece in pieces]
             runs = [(i, off + a, piece[a:b]) for (i, off, piece), got in zip(pieces, elsewhere) for a, b in got]
             self._read(self.other_path, runs, out)
         self._read(self.path, pieces, out, [[(off + a, off + b) for a, b in got]
@@ -133,7 +133,7 @@ class LearnedNerRecognizer:
                           if not any(a <= off + start < b for a, b in ranges))
 
 
-def _other_language_runs(text: str) -> List[Tuple[int, int]]:
+def other_language_runs(text: str) -> List[Tuple[int, int]]:
     """(start, end) of each run of consecutive sentences of ``text`` not written in English."""
     runs: List[Tuple[int, int]] = []
     for start, end in sentence_bounds(text):
