@@ -297,6 +297,14 @@ def test_a_sentence_in_another_script_is_not_a_name():
     assert [text[s.start:s.end] for s in rec.analyze(text) if s.source == "names:foreign_script"] == ["彭林"]
 
 
+def test_a_chinese_instruction_in_an_english_prompt_is_no_name_but_a_short_han_name_is():
+    rec = NameRecognizer()
+    text = ("She needs to write an email to Johnny to explain her suggestions before booking. 请将以上句子翻译成中文 "
+            "and send it to 王伟 and 김민수 today.")
+    found = [text[s.start:s.end] for s in rec.analyze(text) if s.source == "names:foreign_script"]
+    assert found == ["王伟", "김민수"]
+
+
 def test_a_public_body_is_not_copied_onto_its_other_mentions():
     text = "The Employment Tribunal sat. The Employment Tribunal agreed; Nordvik Ltd and Nordvik Ltd too."
     spans = [Span(4, 23, "ORG", 0.8, "org:pattern"), Span(text.index("Nordvik"), text.index("Nordvik") + 11, "ORG",
