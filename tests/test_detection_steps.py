@@ -156,3 +156,15 @@ def test_a_key_whose_value_only_refers_to_a_secret_is_no_secret():
     real = "My password: Tr0ub4dor&3 and the username: jdoe_77"
     found = {real[s.start:s.end] for s in det.analyze(real)}
     assert "Tr0ub4dor&3" in found and "jdoe_77" in found
+
+
+def test_a_span_inside_a_katakana_word_covers_the_whole_word():
+    from cloud_edge_privacy.detection.pipeline import whole_katakana_words
+
+    text = "ギズモードのオフィスに。ロナルド・レーガン大統領と警察"
+    i = text.index("モ")
+    spans = [Span(i, i + 1, "ORG", 0.8, "learned:ORG"), Span(text.index("ロナ"), text.index("ロナ") + 3, "PERSON"),
+             Span(text.index("警察"), text.index("警察") + 2, "ORG")]
+    # the middle dot between a foreign name's words stops it; a span of Han letters is left as it is
+    assert [text[s.start:s.end] for s in whole_katakana_words(text, spans)] == ["ギズモード", "ロナルド", "警察"]
+    assert "whole_katakana_words" in DEFAULT_STEPS

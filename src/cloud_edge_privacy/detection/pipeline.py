@@ -467,6 +467,29 @@ def split_at_spaced_dash(text: str, spans: Sequence[Span]) -> List[Span]:
 _SPACED_DASH = re.compile(r"\s[-–—]\s")
 
 
+# Katakana letters, the prolonged sound mark and the half-width forms: the letters of one katakana word
+_KATAKANA = re.compile("[\u30a0-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
+
+
+def whole_katakana_words(text: str, spans: Sequence[Span]) -> List[Span]:
+    """A span that begins or ends inside a katakana word covers the whole word: the multilingual model reads
+    Japanese one character a token and may stop inside one ("ギズモード" read as "モ"), and the operator would then
+    replace a piece of the word and leave the rest ("ギズ...ド").  The word's edge is a letter of another script,
+    a space or punctuation (the middle dot "・" between the words of a foreign name stops it too)."""
+    out = []
+    for span in spans:
+        start, end = span.start, span.end
+        if start < end and _KATAKANA.match(text, start):
+            while start > 0 and _KATAKANA.match(text, start - 1) and text[start - 1] != "\u30fb":
+                start -= 1
+        if start < end and _KATAKANA.match(text, end - 1):
+            while end < len(text) and _KATAKANA.match(text, end) and text[end] != "\u30fb":
+                end += 1
+        out.append(span if (start, end) == (span.start, span.end) else
+                   Span(start, end, span.category, span.score, span.source))
+    return out
+
+
 def times_of_day(text: str, spans: Sequence[Span]) -> List[Span]:
     """A model's place, organisation, code or name that is a time of day, with stop words after it at most ("by
     8:15am on" read as a place), is that time: masked as a date, given a time's surrogate, and not trimmed as words
@@ -1031,6 +1054,8 @@ STEPS: Mapping[str, Step] = MappingProxyType({s.name: s for s in (
     Step("split_long_spans", _on_text(split_long_spans), "split a model's long span at list and clause breaks"),
     Step("split_at_spaced_dash", _on_text(split_at_spaced_dash), "split a model's span at a spaced dash"),
     Step("times_of_day", _on_text(times_of_day), "a clock time inside a model's non-date span becomes a DATETIME"),
+    Step("whole_katakana_words", _on_text(whole_katakana_words),
+         "a span that begins or ends inside a katakana word covers the whole word"),
     Step("clip_at_identifiers", _on_text(clip_at_identifiers),
          "a model's span does not run into a validated identifier (an e-mail, a URL)"),
     Step("split_at_joining_words", _on_text(split_at_joining_words),
@@ -1048,7 +1073,8 @@ STEPS: Mapping[str, Step] = MappingProxyType({s.name: s for s in (
 # What a preset runs unless it says otherwise (the public-party filter is opt-in).
 DEFAULT_STEPS: Tuple[str, ...] = ("tidy", "decide", "unread_scripts", "other_languages",
                                   "drop_lone_ordinary_words", "drop_trade_terms",
-                                  "split_long_spans", "split_at_spaced_dash", "times_of_day", "clip_at_identifiers",
+                                  "split_long_spans", "split_at_spaced_dash", "times_of_day", "whole_katakana_words",
+                                  "clip_at_identifiers",
                                   "split_at_joining_words", "trim_lower_case_edges", "trim_kept", "propagate",
                                   "technical_text", "drop_translation_languages")
 
