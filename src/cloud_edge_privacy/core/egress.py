@@ -216,7 +216,6 @@ class IndependentCheck:
                         self._cache.popitem(last=False)
         return [list(spans or []) for spans in out]
 
-
     def _people(self, texts: Sequence[str]) -> List[List[Span]]:
         """The learned models' PERSON spans of each text (see the class)."""
         from ..detection.learned.ner import other_language_runs
