@@ -75,6 +75,18 @@ def test_repair_spans_cover_every_occurrence_not_yet_masked():
     assert all(s.category == "PERSON" and s.source == "guard_repair:name_token_in_clear" for s in spans)
 
 
+def test_a_name_token_found_before_the_longer_value_it_is_part_of_does_not_block_its_repair():
+    """pupa-171 was refused: the name token "GPT" was repaired first, so "GPT-4" (another rule's finding) had
+    occurrences neither free nor inside a repair.  The longest value is repaired first, whatever the order found."""
+    text = "based on GPT-4, GPT-4 Turbo and GPT-4 API"
+    prot = _prot(text, [], [])
+    findings = [Finding("name_token_in_clear", "PERSON", 0, "f1", "GPT"),
+                Finding("independent_check_in_clear", "PERSON", 0, "f2", "GPT-4")]
+    spans = repair_spans(prot, findings)
+    assert spans is not None and [text[s.start:s.end] for s in spans] == ["GPT-4"] * 3
+    assert repair_spans(prot, list(reversed(findings))) == spans
+
+
 def test_ordinary_words_a_recognizer_called_a_person_are_not_needles():
     """Issue 28's false alarms: "score", "Managers", "lookup" once tagged PERSON, found in clear elsewhere."""
     for word, rest in (("score", "the APACHE II score was 12"), ("Managers", "Managers only"),

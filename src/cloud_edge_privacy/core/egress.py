@@ -369,7 +369,9 @@ def repair_spans(prot: ProtectedFields, findings: Sequence[Finding]) -> Optional
             not any(s.start < b and a < s.end for s in out)
 
     done: Set[Tuple[str, bool, Tuple[str, ...]]] = set()
-    for f in findings:
+    # the longest values first: a name token's repair ("GPT") must not take the place of the longer value it is part
+    # of ("GPT-4" found by another rule), whose occurrences would then be neither free nor inside a repair
+    for f in sorted(findings, key=lambda f: -len(f.value.strip())):
         value = f.value.strip()
         if f.rule not in REPAIRABLE_RULES or not value:
             return None
