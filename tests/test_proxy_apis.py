@@ -402,18 +402,23 @@ def test_worker_processes_from_the_cli_share_one_metrics_view(fakes, tmp_path):
 
 
 def test_worker_processes_that_cannot_start_fail_once_with_the_reason(fakes, tmp_path):
-    """A configuration whose warm-up fails (the ``structured`` detector leaves a planted name in the request)
-    stops the proxy with exit code 2 and the reason, instead of uvicorn restarting workers forever."""
+    """A configuration whose warm-up fails (a policy that keeps every sensitivity level in clear: the guard's
+    repairs go through the same policy and cannot protect the planted name) stops the proxy with exit code 2 and
+    the reason, instead of uvicorn restarting workers forever.  (Until session 28 the ``structured`` detector
+    served here; since the guard repairs the longest value first it repairs the name that detector leaves.)"""
     import os
     import subprocess
 
     from cloud_edge_privacy.models.local_server import free_port
 
+    config = tmp_path / "keep_everything.yaml"
+    config.write_text("method: adaptive\nmethod_params:\n  policy: {0: keep, 1: keep, 2: keep, 3: keep, 4: keep, "
+                      "5: keep}\n", encoding="utf-8")
     env = dict(os.environ, CEP_SECRET_KEY="ab" * 32, PYTHONPATH=str(REPO / "src"))
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
-    proc = subprocess.run([sys.executable, "-m", "cloud_edge_privacy.proxy", "--upstream", fakes["gpt"].base_url,
-                           "--processes", "2", "--port", str(free_port()), "--detector", "structured",
-                           "--audit-dir", str(tmp_path)],
+    proc = subprocess.run([sys.executable, "-m", "cloud_edge_privacy.proxy", "--config", str(config),
+                           "--upstream", fakes["gpt"].base_url, "--processes", "2", "--port", str(free_port()),
+                           "--detector", "structured", "--audit-dir", str(tmp_path)],
                           env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "a worker process could not start" in proc.stderr and "warm-up" in proc.stderr, proc.stderr
