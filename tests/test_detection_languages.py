@@ -108,3 +108,54 @@ def test_the_default_detector_masks_names_in_chinese_without_masking_the_clause(
     covered = "".join(text[s.start:s.end] for s in spans)
     assert "王小明" in covered
     assert "请帮我写一封邮件" not in covered and len(covered) < len(text) // 2
+
+
+def test_everyday_chinese_words_jieba_tags_as_persons_are_no_names(cjk):
+    """jieba's dictionary tags 谢谢 ("thanks") and 明白 ("understand") as persons; a two-character one that
+    common in Chinese is no name, a rarer name still is."""
+    found = _found(cjk, "谢谢你，我明白了。王小明明天来。")
+    assert "谢谢" not in found and "明白" not in found
+    assert any("王小明" in k for k in found)
+
+
+def test_a_latin_name_written_inside_chinese_or_japanese_text_is_a_word_of_its_own():
+    """Han and Kana are written without spaces: "同事Katherine明天" holds the name as a word, not one long run."""
+    from cloud_edge_privacy.detection.names import NameRecognizer
+
+    rec = NameRecognizer()
+    for text, name in (("我的同事Katherine明天去上海出差。", "Katherine"), ("田中さんとMichaelが会った。", "Michael")):
+        assert name in {text[s.start:s.end] for s in rec.analyze(text)}, text
+    # a Latin word that is no list name stays
+    text = "我在Google工作。"
+    assert not any("Google" in text[s.start:s.end] for s in rec.analyze(text))
+
+
+def test_country_names_of_other_languages_and_their_russian_case_forms_are_places():
+    from cloud_edge_privacy.detection.free_text import CourtTextRecognizer
+
+    rec = CourtTextRecognizer()
+    for text, country in (("вопрос политической ориентации Грузии будет решаться", "Грузии"),
+                          ("переговоры с Ираном не приводят ни к чему", "Ираном"),
+                          ("le nord de la Syrie", "Syrie"), ("Ich war in der Türkei.", "Türkei"),
+                          ("Viajó a Alemania.", "Alemania")):
+        assert (country, "LOC") in {(text[s.start:s.end], s.category) for s in rec.analyze(text)}, text
+    # an English word is never taken from another language's list
+    text = "The chad of the ballot was hanging."
+    assert not any(s.category == "LOC" for s in rec.analyze(text))
+
+
+def test_a_declined_russian_town_name_is_a_place_but_not_at_a_sentence_start():
+    from cloud_edge_privacy.detection.inflection import russian_case_forms, russian_nominatives
+    from cloud_edge_privacy.detection.places import PlaceRecognizer
+
+    assert "Москва" in russian_nominatives("Москве") and "Вашингтон" in russian_nominatives("Вашингтоном")
+    import re
+    assert re.fullmatch(russian_case_forms("Грузия"), "Грузией") and not re.fullmatch(russian_case_forms("Иран"),
+                                                                                      "Ирания")
+    rec = PlaceRecognizer()
+    text = "Он живёт в Москве и работает с Вашингтоном."
+    got = {text[s.start:s.end] for s in rec.analyze(text)}
+    assert {"Москве", "Вашингтоном"} <= got
+    # a capital at a sentence's start says nothing: only the name as written counts there
+    text = "Москвой он не интересовался."
+    assert not any(s.source == "place:gazetteer_declined" for s in rec.analyze(text))

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 import threading
+from functools import lru_cache
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..errors import ModelFileError
@@ -65,6 +66,20 @@ def _import(module: str, package: str) -> Any:
                              f"(pip install .) ({exc})") from None
 
 
+# jieba's dictionary tags some everyday words as persons (谢谢 "thanks", 明白 "understand", 文明, 小姐, 顾问): every
+# two-character word it tags "nr" that is this common in Chinese (wordfreq's Zipf scale) is such a word (32 of its
+# 32 such entries; names of people are at most 3.7: 李明 3.67, 刘德华 3.53)
+EVERYDAY_CHINESE_ZIPF = 4.5
+
+
+@lru_cache(maxsize=4096)
+def _everyday_chinese(word: str) -> bool:
+    """Whether ``word`` (a jieba person) is a two-character everyday word, not a name."""
+    from wordfreq import zipf_frequency
+
+    return len(word) == 2 and zipf_frequency(word, "zh") >= EVERYDAY_CHINESE_ZIPF
+
+
 def _chinese() -> Callable[[str], Found]:
     jieba = _import("jieba", "jieba==0.42.1")
     posseg = _import("jieba.posseg", "jieba==0.42.1")
@@ -78,7 +93,7 @@ def _chinese() -> Callable[[str], Found]:
             if start < 0:
                 continue
             at = start + len(pair.word)
-            if pair.flag in _JIEBA:
+            if pair.flag in _JIEBA and not (_JIEBA[pair.flag] == "PERSON" and _everyday_chinese(pair.word)):
                 out.append((start, at, _JIEBA[pair.flag]))
         return out
     return read
@@ -144,6 +159,7 @@ class CjkProperNounRecognizer:
         with self._lock:
             for language, line in _WARM_UP_LINES.items():
                 self._analyzer(language)(line)
+            _everyday_chinese("谢谢")  # wordfreq's Chinese table (and its own jieba dictionary)
 
     def analyze(self, text: str) -> List[Span]:
         if not _ANY_CJK.search(text):

@@ -243,7 +243,8 @@ _AGE_WORDS = re.compile(rf"\b(?:aged|age of)\s+((?:{_NUMBER_WORDS}|seventy|eight
                      fine_types={"age": "AGE"})
 class CourtTextRecognizer:
     """What court judgments name besides people: nationalities ("Swedish", "a Turkish national") as DEM, country
-    names (Faker's English list; not the respondent State named in a judgment's first sentence) as LOC,
+    names (Faker's lists in English, German, Spanish, French, Italian and Russian, Russian ones in their case
+    forms; not the respondent State named in a judgment's first sentence) as LOC,
     named tribunals ("Employment Appeal Tribunal"), the House of Lords, the Court of Appeal, a Supreme Court,
     the Court of Justice, military units ("Catterick garrison") and the law firm after "represented by" as ORG;
     ages in words ("aged sixty three") as DEM, and durations ("eight days") as DATETIME."""
@@ -268,10 +269,30 @@ def _countries() -> "re.Pattern[str]":
 from functools import lru_cache  # noqa: E402
 
 
+# Faker's address providers whose country lists are read besides the English one: the languages of the
+# multilingual set written with spaces (Chinese, Japanese and Korean place names are the cjk analyzers')
+COUNTRY_LOCALES = ("de_DE", "es_ES", "fr_FR", "it_IT", "ru_RU")
+
+
 @lru_cache(maxsize=1)
 def _country_pattern() -> "re.Pattern[str]":
+    """Country names in English (and the forms court judgments write), German, Spanish, French, Italian and
+    Russian, from Faker's address providers; a name that is an English word or a stop word of any language
+    ("Chad", "Jordan" are kept: Faker's English list has them already) is left out of the other languages'."""
+    import importlib
+
     from faker.providers.address.en import Provider
 
-    names = sorted({c for c in Provider.countries if len(c) > 3} | wordlists.words("countries_extra"), key=len,
-                   reverse=True)
-    return re.compile(r"\b(?:" + "|".join(re.escape(n) for n in names) + r")\b")
+    from ..lexicon import english_zipf, stop_words
+    from .inflection import russian_case_forms
+
+    names = {c for c in Provider.countries if len(c) > 3} | wordlists.words("countries_extra")
+    stop = stop_words()
+    forms = [re.escape(n) for n in names]
+    for locale in COUNTRY_LOCALES:
+        for c in importlib.import_module(f"faker.providers.address.{locale}").Provider.countries:
+            if len(c) <= 3 or c in names or c.lower() in stop or english_zipf(c.lower()) >= 3.5:
+                continue
+            forms.append(russian_case_forms(c) if locale == "ru_RU" else re.escape(c))
+    forms = sorted(set(forms), key=len, reverse=True)
+    return re.compile(r"\b(?:" + "|".join(forms) + r")\b")

@@ -12,8 +12,8 @@ import re
 from functools import lru_cache
 from typing import FrozenSet, List, Tuple
 
-from ..lexicon import (is_cjk, english_and_common, english_stop_words, english_zipf, known_names, name_lists,
-                       stop_words)
+from ..lexicon import (CJK_SCRIPTS, is_cjk, english_and_common, english_stop_words, english_zipf, known_names,
+                       name_lists, stop_words)
 from ..spans import Span
 from .. import wordlists
 from .recognizer import register_recognizer
@@ -35,7 +35,11 @@ _CUES = (
 )
 _CUE_RE = re.compile(rf"(?i)(?<![\w])(?:{_CUES})\.?,?\s+")
 _LETTER = r"(?:[^\W\d_]|[\u0300-\u036f\u0900-\u0dff])"
-_TOKEN = re.compile(rf"{_LETTER}+(?:[-'’]{_LETTER}+)*", re.UNICODE)
+# A token is one script's run: Han, Kana and Hangul are written without spaces, and a Latin word inside such text
+# ("我的同事Katherine明天...") is a word of its own, not part of the run around it.
+_CJK_LETTERS = "".join(CJK_SCRIPTS.values())
+_SPACED_LETTER = rf"(?:(?![{_CJK_LETTERS}]){_LETTER})"
+_TOKEN = re.compile(rf"[{_CJK_LETTERS}]+|{_SPACED_LETTER}+(?:[-'’]{_SPACED_LETTER}+)*", re.UNICODE)
 _CYR_GREEK_NAME = re.compile(r"(?<![\w])[А-ЯЁІЇЄҐΑ-ΩΆΈΉΊΌΎΏ][а-яёіїєґα-ωάέήίόύώϊϋΐΰς'-]+"
                              r"(?:\s+[А-ЯЁІЇЄҐΑ-ΩΆΈΉΊΌΎΏ][а-яёіїєґα-ωάέήίόύώϊϋΐΰς'-]+){1,2}(?![\w])")
 _CJK_HONORIFIC = re.compile(r"([\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7a3]{1,4}(?:\s[\u4e00-\u9fff\u3040-\u30ff]{1,3})?)"

@@ -172,7 +172,9 @@ class PlaceRecognizer:
                     out.append(Span(m.start(1), m.start(1) + len(name), "LOC", 0.55, "place:gazetteer_lower"))
                     break
         for m in _OTHER_SCRIPT_WORD.finditer(text):
-            out += [Span(a, b, "LOC", 0.6, "place:gazetteer") for a, b, _ in _longest_names(text, m, other)]
+            found = _longest_names(text, m, other)
+            out += [Span(a, b, "LOC", 0.6, "place:gazetteer") for a, b, _ in found]
+            out += _declined_russian(text, m, other, found)
         if _CJK_RUN.search(text):
             out += _cjk_places(text, other)
         return out
@@ -192,6 +194,28 @@ def _longest_names(text: str, run: "re.Match[str]", names: FrozenSet[str]) -> Li
         else:
             i += 1
     return found
+
+
+_CYRILLIC_CAPITALISED = re.compile(r"[А-ЯЁ][а-яё]{3,}")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:\n«\"“(—-])\s*$")
+
+
+def _declined_russian(text: str, run: "re.Match[str]", other: FrozenSet[str],
+                      found: List[Tuple[int, int, str]]) -> List[Span]:
+    """Capitalised Russian words of ``run`` that are a case form of a town's name ("в Москве", "с Вашингтоном";
+    GeoNames lists the nominative), not inside a name found as written and not at a sentence's start, where a
+    capital says nothing."""
+    from .inflection import russian_nominatives
+
+    out = []
+    for w in _CYRILLIC_CAPITALISED.finditer(run.group()):
+        a, b = run.start() + w.start(), run.start() + w.end()
+        if (b < len(text) and text[b].isalpha()) or any(x < b and a < y for x, y, _ in found) \
+                or _SENTENCE_START.search(text[max(0, a - 3):a]):
+            continue
+        if any(n in other for n in russian_nominatives(w.group())):
+            out.append(Span(a, b, "LOC", 0.55, "place:gazetteer_declined"))
+    return out
 
 
 def _cjk_places(text: str, other: FrozenSet[str]) -> List[Span]:
