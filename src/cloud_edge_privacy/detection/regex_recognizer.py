@@ -49,10 +49,11 @@ PATTERNS: List[Tuple[str, str, "re.Pattern[str]", Optional[Callable[[str], bool]
         rf"(?:{_CURRENCY} ?\d[\d,.]*(?: (?:million|billion|thousand))?|"
         rf"\b\d[\d,.]*(?: (?:million|billion|thousand))? (?:\w+ )?{_CURRENCY}(?![\w]))"), None),
     # A name after an honorific ("Mr Raja Arlewin", "Ms B. Baysal"): the commonest DIRECT identifier in
-    # ECHR texts, and one that small NER models miss for less common names.
+    # ECHR texts, and one that small NER models miss for less common names.  A name does not go on past a line
+    # break (a signature's next line is the department: "Dr. Héctor Pastor Navarro\nServicio de Urología").
     ("titled_name", "PERSON", re.compile(
         rf"\b(?:{title_alternation()})\.?\s+(?:[A-Z]\.\s*){{0,3}}"
-        r"[A-Z][^\W\d_]+(?:[-'’][A-Z][^\W\d_]+)?(?:\s+[A-Z][^\W\d_]+(?:-[A-Z][^\W\d_]+)?){0,3}"), None),
+        r"[A-Z][^\W\d_]+(?:[-'’][A-Z][^\W\d_]+)?(?:[ \t]+[A-Z][^\W\d_]+(?:-[A-Z][^\W\d_]+)?){0,3}"), None),
     ("age", "DEM", re.compile(r"\b(?:aged \d{1,3}|\d{1,3}[- ]years?[- ]old|age of \d{1,3})\b"), None),
 ]
 
