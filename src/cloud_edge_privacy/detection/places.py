@@ -5,7 +5,8 @@ suffixes of Han, Kana and Hangul place names (市, 区, 郡, 町, 村, 县, 시,
 A town whose name is also a common word ("Reading", "Nice", "Bath", "Mobile") counts only after a place
 cue ("in", "near", "from", "to", "at"); a name that is an English word or a stop word of any language is
 never a place alone.  Latin-script names must be capitalised, except right after a place cue ("in westminster"),
-where a lower-case name that is not an ordinary word counts too.
+where a lower-case name that is not an ordinary word counts too.  A capitalised Russian word inside a sentence
+counts in the case forms of a listed name too ("в Москве"; ``inflection.russian_nominatives``).
 """
 from __future__ import annotations
 
