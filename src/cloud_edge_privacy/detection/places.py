@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Any, Dict, FrozenSet, List, Tuple
 
 from ..spans import Span
+from .inflection import russian_nominatives
 from .recognizer import register_recognizer
 
 _LATIN_RUN = re.compile(r"[A-ZÀ-ÞĀ-ſ][^\W\d_]*(?:[-'’][^\W\d_]+)*(?:[ -](?:(?:de|del|la|le|sur|am|an|der|di|op|upon|on|"
@@ -206,8 +207,6 @@ def _declined_russian(text: str, run: "re.Match[str]", other: FrozenSet[str],
     """Capitalised Russian words of ``run`` that are a case form of a town's name ("в Москве", "с Вашингтоном";
     GeoNames lists the nominative), not inside a name found as written and not at a sentence's start, where a
     capital says nothing."""
-    from .inflection import russian_nominatives
-
     out = []
     for w in _CYRILLIC_CAPITALISED.finditer(run.group()):
         a, b = run.start() + w.start(), run.start() + w.end()
