@@ -159,3 +159,66 @@ def test_a_declined_russian_town_name_is_a_place_but_not_at_a_sentence_start():
     # a capital at a sentence's start says nothing: only the name as written counts there
     text = "Москвой он не интересовался."
     assert not any(s.source == "place:gazetteer_declined" for s in rec.analyze(text))
+
+
+def test_a_katakana_place_name_inside_a_longer_katakana_word_is_no_place():
+    from cloud_edge_privacy.detection.places import PlaceRecognizer
+
+    places = PlaceRecognizer()
+    sung = "日本の女性シンガーソングライター・やなぎなぎの3枚目のシングル。"
+    assert places.analyze(sung) == []  # "シンガ", "ライ", "グル" are pieces of loanwords
+    text = "来月ロンドンに行きます。"
+    assert [text[s.start:s.end] for s in places.analyze(text)] == ["ロンドン"]
+
+
+def test_a_katakana_word_unidic_does_not_know_is_a_proper_noun_but_a_loanword_it_knows_is_not(cjk):
+    found = _found(cjk, "アップルは警察に捜査を依頼し、ギズモードのオフィスに家宅捜査が入った。")
+    assert found.get("ギズモード") == "MISC"
+    assert "オフィス" not in found
+    assert _found(cjk, "日本の女性シンガーソングライターの3枚目のシングル。") == {"日本": "LOC"}
+
+
+def test_a_japanese_address_ends_at_its_municipality_unless_block_numbers_follow():
+    from cloud_edge_privacy.detection.free_text import AddressRecognizer
+
+    addresses = AddressRecognizer()
+    born = "鴇田正憲は、兵庫県神戸市出身のサッカー選手、経営者。"
+    assert [born[s.start:s.end] for s in addresses.analyze(born)] == ["兵庫県神戸市"]
+    office = "本社は東京都新宿区西新宿2丁目8番1号にある。"
+    assert [office[s.start:s.end] for s in addresses.analyze(office)] == ["東京都新宿区西新宿2丁目8番1号"]
+
+
+def test_an_english_model_span_is_judged_by_every_sentence_it_covers():
+    from cloud_edge_privacy.detection.pipeline import drop_english_models_in_other_languages
+
+    text = ("Responsable clínico: Dr. Héctor Pastor Navarro Servicio de Urología Complejo Hospitalario Universitario "
+            "de Albacete.")
+    clause = Span(21, len(text) - 1, "PERSON", 0.85, "tab_ner:PERSON")
+    # the sentence where it starts ("Responsable clínico: Dr.") is too short to vote; the stretch it covers is Spanish
+    assert drop_english_models_in_other_languages(text, [clause]) == []
+    english = "Contact: Dr. John Smith of the Leeds General Infirmary, who will call you."
+    name = Span(9, 23, "PERSON", 0.85, "tab_ner:PERSON")
+    assert drop_english_models_in_other_languages(english, [name]) == [name]
+
+
+def test_a_name_shaped_span_is_short_and_holds_no_capitalised_function_word():
+    from cloud_edge_privacy.detection.pipeline import name_shaped
+
+    assert name_shaped("Hanna De Wennekath")  # "De": a surname's part, in the name lists
+    assert name_shaped("OT Wennekath")
+    assert not name_shaped("Truppenübungsplatz Zur Errichtung")  # German capitalises nouns and headings run on
+    assert not name_shaped("Infrastruktur OT Wennekath Die Bundesstraße 216 Lüneburg")
+
+
+def test_a_models_code_or_amount_without_a_number_is_dropped():
+    from cloud_edge_privacy.detection.pipeline import trim_kept
+    from cloud_edge_privacy.lexicon import number_word
+
+    assert number_word("three") and number_word("fifty-five") and number_word("trois") and not number_word("autor")
+    text = "Tel.: 967 597 100 E-mail autor: x. Fecha de Ingreso: hoy. He has three brothers and paid 1,000 TRY."
+    def at(surface, category, source="tab_ner"):
+        i = text.index(surface)
+        return Span(i, i + len(surface), category, 0.8, f"{source}:{category}")
+    kept = trim_kept(text, [at("E-mail autor", "CODE", "learned"), at("Fecha de Ingreso", "QUANTITY"),
+                            at("three brothers", "QUANTITY"), at("TRY", "QUANTITY")])
+    assert [text[s.start:s.end] for s in kept] == ["three brothers", "TRY"]

@@ -8,7 +8,7 @@ import math
 import pkgutil
 import re
 from functools import lru_cache
-from typing import Dict, FrozenSet, Iterable, List, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Tuple
 
 from . import wordlists
 
@@ -55,6 +55,24 @@ def function_words() -> FrozenSet[str]:
         except ImportError:
             continue
     return frozenset(w.lower() for w in words)
+
+
+@lru_cache(maxsize=1)
+def _number_readers() -> Tuple[Callable[[str], bool], ...]:
+    readers = []
+    for lang in ("en", "fr", "es", "it", "nl", "pt", "ru", "pl", "sv", "da"):
+        try:
+            readers.append(importlib.import_module(f"spacy.lang.{lang}.lex_attrs").like_num)
+        except (ImportError, AttributeError):
+            continue
+    return tuple(readers)
+
+
+def number_word(word: str) -> bool:
+    """Whether ``word`` is a number written in digits or words ("three", "fifty-five", "trois", "tres"), by spaCy's
+    ``like_num`` of the languages it has one for."""
+    parts = [p for p in re.split(r"[-‐]", word) if p]
+    return bool(parts) and all(any(like(p) for like in _number_readers()) for p in parts)
 
 
 @lru_cache(maxsize=1)

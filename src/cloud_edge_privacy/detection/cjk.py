@@ -9,7 +9,8 @@ language   analyzer (PyPI, pinned)             what is a proper noun
 Chinese    jieba 0.42.1 (MIT)                  POS ``nr`` person, ``ns`` place, ``nt`` organisation,
                                                ``nz`` other proper noun
 Japanese   fugashi 1.5.2 + unidic-lite 1.0.8   UniDic ``固有名詞`` (proper noun): ``人名`` person, ``地名``
-           (MIT; UniDic: BSD)                  place, ``組織`` organisation, ``一般`` other
+           (MIT; UniDic: BSD)                  place, ``組織`` organisation, ``一般`` other; a katakana
+                                               word UniDic does not know (a foreign name or brand): other
 Korean     kiwipiepy 0.24.1 + its model        Sejong ``NNP`` (proper noun; no subtype: MISC)
            (LGPL-3.0)
 =========  ==================================  ==========================================================
@@ -112,8 +113,16 @@ def _japanese() -> Callable[[str], Found]:
             at = start + len(word.surface)
             if word.feature.pos2 == "固有名詞":
                 out.append((start, at, _UNIDIC.get(word.feature.pos3, "MISC")))
+            elif word.is_unk and _FOREIGN_WORD.fullmatch(word.surface):
+                out.append((start, at, "MISC"))  # a katakana word UniDic does not know: a foreign name or brand
         return out
     return read
+
+
+# A katakana word of three or more letters (the long-vowel mark included).  UniDic holds the katakana loanwords of
+# everyday Japanese ("シンガーソングライター", "ドキュメンタリー") as common nouns; one it does not know is read as
+# an unknown word, and is most often a foreign name, a brand or a title ("ギズモード", "ラテラリティ").
+_FOREIGN_WORD = re.compile(r"[\u30a1-\u30fa\u30fc]{3,}")
 
 
 def _korean() -> Callable[[str], Found]:

@@ -48,8 +48,11 @@ _ADDRESS_FORMS = [
     r"[А-ЯЁІЇЄҐ][\w'’-]+)",
     # Devanagari and other Indic scripts: "76 कलिता, चिरमिरी 033932", "025 रति त्रिवेदी, भद्रक-654515"
     r"\b\d{1,5}\s+[\u0900-\u0dff][\u0900-\u0dff ]{1,40},\s*[\u0900-\u0dff][\u0900-\u0dff ]{0,30}[- ]\d{6}\b",
-    # Japanese: prefecture + municipality + block numbers
-    r"[\u4e00-\u9fff]{1,4}(?:都|道|府|県)[\u3040-\u30ff\u4e00-\u9fff]{1,12}?(?:市|区|町|村|郡)[\u3040-\u30ff\u4e00-\u9fff\d\-−ー\s丁目番地号]{1,30}",
+    # Japanese: prefecture + municipality (+ district and block numbers: "西新宿2丁目8番1号"); what follows a
+    # municipality without a block number is the sentence ("兵庫県神戸市出身の..."), not the address
+    r"[\u4e00-\u9fff]{1,4}(?:都|道|府|県)[\u3040-\u30ff\u4e00-\u9fff]{1,12}?(?:市|区|町|村|郡)"
+    r"(?:[\u3040-\u30ff\u4e00-\u9fff]{0,12}?[\d０-９一二三四五六七八九十]+(?:丁目|番地|番|号|-|−|ー)"
+    r"[\d０-９一二三四五六七八九十\-−ー丁目番地号]*)?",
     # Korean: "부산광역시 도봉구 강남대로 475-74"
     r"[가-힣]+(?:도|시)\s[가-힣]+(?:시|군|구)(?:\s[가-힣]+(?:시|군|구|읍|면|동))?\s[가-힣\d]+(?:로|길)\s?\d+(?:-\d+)?"
     r"(?:\s\([^)]{1,20}\))?",

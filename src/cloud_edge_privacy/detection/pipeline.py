@@ -510,7 +510,7 @@ def times_of_day(text: str, spans: Sequence[Span]) -> List[Span]:
 def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
     """Kept model spans without a comma, colon or unmatched bracket at their edges ("Ola Nordmann (" -> the
     name), a date, amount or code without the sentence's full stop ("12 June."), and no code that is one everyday
-    word ("born"), no time relative to now or to no date ("yesterday", "next month"), no identifier of program code
+    word ("born") or words without a digit, no amount without a number in digits or words, no time relative to now or to no date ("yesterday", "next month"), no identifier of program code
     ("def get_user(id", :mod:`.code_context`), no quarter without its year ("Q2") or hex constant ("0x80070005"),
     no national public body ("NHS") or identifier's type ("IBAN"),
     no public service's host ("nice.org.uk" read as a place, a PubMed link with its number:
@@ -519,7 +519,7 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
     "the month of May") is a date: masked as one, and not copied onto the text's other Decembers; an amount with its
     multiplier's letter ("120k") is an amount.  A model's single
     everyday lower-case word before a colon, determiner or pronoun is a verb ("polish my CV"), and goes."""
-    from ..lexicon import english_zipf, everyday_lower_word, known_names
+    from ..lexicon import currency_codes, english_zipf, everyday_lower_word, known_names, number_word
 
     out: List[Span] = []
     for span in spans:
@@ -548,6 +548,14 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
         if span.category == "CODE" and surface.isalpha() and surface.lower() not in known_names() \
                 and english_zipf(surface.lower()) >= 3.5:
             continue
+        if span.category == "CODE" and span.recognizer in _MODELS and len(surface.split()) > 1 \
+                and not any(c.isdigit() for c in surface):
+            continue  # words without a digit ("E-mail autor" left of a model's "... 100 E-mail autor"): no code
+        if span.category == "QUANTITY" and span.recognizer in _MODELS and not any(c.isdigit() for c in surface) \
+                and not any(number_word(w) for w in _SHAPE_WORD.findall(surface)) \
+                and not any(w.upper() in currency_codes() for w in _SHAPE_WORD.findall(surface)):
+            continue  # an amount says how many, in digits or words ("three brothers"), or in what ("TRY" of
+            # "1,000 TRY"); "E-mail autor" says neither
         if _relative_time(surface, span.category) or code_identifier(text, s, e) or _CONSTANT.fullmatch(surface) \
                 or named_public_body(surface) or surface.lower() in _IDENTIFIER_TYPES or sql_phrase(surface) \
                 or _FREQUENCY.fullmatch(surface) or _greeted_role(text, s, e) or _occupation(text, s, e, span.category):
@@ -977,34 +985,45 @@ def drop_english_models_in_other_languages(text: str, spans: Sequence[Span]) -> 
     word-shape guess made in a sentence written in another language (:func:`~..lexicon.mostly_another_language`:
     most of its words are more common in French, German, Russian... than in English, by wordfreq): there they tag
     clauses and capitalised nouns as names.  The learned NER (trained on seven languages), the validators, the
-    name lists and the place gazetteer still read it.  Each sentence is judged once, and only where such a span
-    starts."""
+    name lists and the place gazetteer still read it.  A span is judged by the sentences it covers, read together
+    (a span that runs from "Responsable clínico: Dr." over the next sentence is judged by both, not by the few
+    words before the title's full stop); each such stretch is judged once, and only where such a span is."""
     starts = [0] + [m.end() for m in _SENTENCE_END.finditer(text)]
-    judged: Dict[int, bool] = {}
+    judged: Dict[Tuple[int, int], bool] = {}
     out = []
     for span in spans:
         if span.recognizer in _UNREAD_BY:
-            k = bisect_right(starts, span.start) - 1
-            if k not in judged:
-                end = starts[k + 1] if k + 1 < len(starts) else len(text)
-                judged[k] = mostly_another_language(text[starts[k]:end])
-            if judged[k] and not name_shaped(text[span.start:span.end]):
+            first = bisect_right(starts, span.start) - 1
+            last = max(first, bisect_right(starts, span.end - 1) - 1)
+            if (first, last) not in judged:
+                end = starts[last + 1] if last + 1 < len(starts) else len(text)
+                judged[first, last] = mostly_another_language(text[starts[first]:end])
+            if judged[first, last] and not name_shaped(text[span.start:span.end]):
                 continue
         out.append(span)
     return out
 
 
 _SHAPE_WORD = re.compile(r"[^\W_][\w'’.-]*")
+# the most words a span an English model found in another language's sentence may have and still be read as a name
+NAME_SHAPED_WORDS = 4
 
 
 def name_shaped(surface: str) -> bool:
     """A span that looks like a name in any language: every word capitalised (or with a digit), and one word that
     is common in no language wordfreq knows here, or written in capitals ("Gettyimages", "STD Aero", "TS-LBD"):
-    what an English model still reads right in a sentence of another language."""
-    from ..lexicon import english_zipf, other_language_zipf
+    what an English model still reads right in a sentence of another language.  Not a run of more than
+    :data:`NAME_SHAPED_WORDS` words (a heading run into its sentence: "Infrastruktur OT Wennekath Die Bundesstraße 216
+    Lüneburg"), nor one with a capitalised function word inside it that no name list holds ("Truppenübungsplatz Zur
+    Errichtung": German capitalises nouns, so capitals there are no sign of a name; "De" in "Robert De Niro" is a
+    surname's part and stays)."""
+    from ..lexicon import english_zipf, function_words, known_names, other_language_zipf
 
     words = _SHAPE_WORD.findall(surface)
-    if not words or not all(w[0].isupper() or any(c.isdigit() for c in w) for w in words):
+    if not words or len(words) > NAME_SHAPED_WORDS \
+            or not all(w[0].isupper() or any(c.isdigit() for c in w) for w in words):
+        return False
+    if any(w.lower() in function_words() and w.lower() not in known_names() for w in words[1:]):
         return False
     return any((len(w) > 1 and w.isupper()) or max(english_zipf(w.lower()), other_language_zipf(w.lower())) < 3.0
                for w in words)

@@ -218,6 +218,18 @@ def _declined_russian(text: str, run: "re.Match[str]", other: FrozenSet[str],
     return out
 
 
+_KATAKANA_LETTER = re.compile(r"[\u30a1-\u30fa\u30fc]")  # katakana letters and the long-vowel mark, not "・"
+
+
+def _inside_katakana_word(chunk: str, i: int, j: int) -> bool:
+    """Whether the katakana name ``chunk[i:j]`` is a piece of a longer katakana word: a town's name written in
+    katakana is a whole word, and "シンガ" in "シンガーソングライター" or "タリー" in "ドキュメンタリー" is no place."""
+    if not _KATAKANA_LETTER.match(chunk, i) and not _KATAKANA_LETTER.match(chunk, j - 1):
+        return False
+    return (i > 0 and bool(_KATAKANA_LETTER.match(chunk, i - 1))) or \
+        (j < len(chunk) and bool(_KATAKANA_LETTER.match(chunk, j)))
+
+
 def _cjk_places(text: str, other: FrozenSet[str]) -> List[Span]:
     out: List[Span] = []
     for run in _CJK_RUN.finditer(text):
@@ -230,7 +242,7 @@ def _cjk_places(text: str, other: FrozenSet[str]) -> List[Span]:
                     break
         i = 0
         while i < len(chunk):
-            if i in best:
+            if i in best and not _inside_katakana_word(chunk, i, best[i]):
                 end = best[i] + (best[i] < len(chunk) and chunk[best[i]] in _UNITS)  # 南房総 + 市
                 out.append(Span(s + i, s + end, "LOC", 0.6, "place:gazetteer"))
                 i = best[i]
