@@ -510,7 +510,8 @@ def times_of_day(text: str, spans: Sequence[Span]) -> List[Span]:
 def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
     """Kept model spans without a comma, colon or unmatched bracket at their edges ("Ola Nordmann (" -> the
     name), a date, amount or code without the sentence's full stop ("12 June."), and no code that is one everyday
-    word ("born") or words without a digit, no amount without a number in digits or words, no time relative to now or to no date ("yesterday", "next month"), no identifier of program code
+    word ("born") or words without a digit, no amount without a number in digits or words, no time relative to
+    now or to no date ("yesterday", "next month"), no identifier of program code
     ("def get_user(id", :mod:`.code_context`), no quarter without its year ("Q2") or hex constant ("0x80070005"),
     no national public body ("NHS") or identifier's type ("IBAN"),
     no public service's host ("nice.org.uk" read as a place, a PubMed link with its number:
