@@ -123,6 +123,8 @@ CJK_SCRIPTS: Dict[str, str] = {"Han": "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff",
                                "Hangul": "\u1100-\u11ff\u3130-\u318f\uac00-\ud7af"}
 CJK_CHARACTER = "[" + "".join(CJK_SCRIPTS.values()) + "]"
 _CJK_SCRIPT = [(name, re.compile("[" + body + "]")) for name, body in CJK_SCRIPTS.items()]
+# katakana letters and the long-vowel mark "ー", not the middle dot "・" that parts the words of a foreign name
+KATAKANA_LETTERS = "\u30a1-\u30fa\u30fc"
 
 
 def unread_letters(surface: str, reads: FrozenSet[str] = frozenset()) -> bool:

@@ -29,7 +29,7 @@ from functools import lru_cache
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..errors import ModelFileError
-from ..lexicon import CJK_SCRIPTS
+from ..lexicon import CJK_SCRIPTS, KATAKANA_LETTERS
 from ..spans import Span
 from .recognizer import register_recognizer
 
@@ -122,7 +122,7 @@ def _japanese() -> Callable[[str], Found]:
 # A katakana word of three or more letters (the long-vowel mark included).  UniDic holds the katakana loanwords of
 # everyday Japanese ("シンガーソングライター", "ドキュメンタリー") as common nouns; one it does not know is read as
 # an unknown word, and is most often a foreign name, a brand or a title ("ギズモード", "ラテラリティ").
-_FOREIGN_WORD = re.compile(r"[\u30a1-\u30fa\u30fc]{3,}")
+_FOREIGN_WORD = re.compile(f"[{KATAKANA_LETTERS}]{{3,}}")
 
 
 def _korean() -> Callable[[str], Found]:

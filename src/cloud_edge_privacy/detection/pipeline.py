@@ -553,8 +553,7 @@ def trim_kept(text: str, spans: Sequence[Span]) -> List[Span]:
                 and not any(c.isdigit() for c in surface):
             continue  # words without a digit ("E-mail autor" left of a model's "... 100 E-mail autor"): no code
         if span.category == "QUANTITY" and span.recognizer in _MODELS and not any(c.isdigit() for c in surface) \
-                and not any(number_word(w) for w in _SHAPE_WORD.findall(surface)) \
-                and not any(w.upper() in currency_codes() for w in _SHAPE_WORD.findall(surface)):
+                and not any(number_word(w) or w.upper() in currency_codes() for w in _SHAPE_WORD.findall(surface)):
             continue  # an amount says how many, in digits or words ("three brothers"), or in what ("TRY" of
             # "1,000 TRY"); "E-mail autor" says neither
         if _relative_time(surface, span.category) or code_identifier(text, s, e) or _CONSTANT.fullmatch(surface) \

@@ -14,6 +14,7 @@ import re
 from functools import lru_cache
 from typing import Any, Dict, FrozenSet, List, Tuple
 
+from ..lexicon import KATAKANA_LETTERS
 from ..spans import Span
 from .inflection import russian_nominatives
 from .recognizer import register_recognizer
@@ -218,7 +219,7 @@ def _declined_russian(text: str, run: "re.Match[str]", other: FrozenSet[str],
     return out
 
 
-_KATAKANA_LETTER = re.compile(r"[\u30a1-\u30fa\u30fc]")  # katakana letters and the long-vowel mark, not "・"
+_KATAKANA_LETTER = re.compile(f"[{KATAKANA_LETTERS}]")
 
 
 def _inside_katakana_word(chunk: str, i: int, j: int) -> bool:
