@@ -210,6 +210,31 @@ def test_a_name_shaped_span_is_short_and_holds_no_capitalised_function_word():
     assert not name_shaped("Infrastruktur OT Wennekath Die Bundesstraße 216 Lüneburg")
 
 
+def test_a_capital_in_mid_sentence_marks_a_name_where_only_proper_nouns_are_capitalised():
+    from cloud_edge_privacy.detection.pipeline import drop_english_models_in_other_languages
+    from cloud_edge_privacy.lexicon import leading_language
+
+    def kept(text, surface, source="spacy:ORG"):
+        i = text.index(surface)
+        span = Span(i, i + len(surface), source.split(":")[1], 0.8, source)
+        return drop_english_models_in_other_languages(text, [span]) == [span]
+
+    french = "Le constructeur a coopéré avec Nissan dans un communiqué de presse publié hier soir."
+    assert leading_language(french) == "fr"
+    assert kept(french, "Nissan")  # common in English and French, so not "rare": capitalised in mid-sentence
+    russian = "Об этом в понедельник отметила представитель Philips в российской компании."
+    assert kept(russian, "Philips", "encoder:PERSON")
+    german = "Der Bundesverband deutscher Banken hat die Prognose für das Wachstum gesenkt, sagte sie."
+    assert leading_language(german) == "de"
+    assert not kept(german, "Prognose")  # German capitalises every noun
+    assert not kept(french, "Le constructeur")  # the sentence's start
+    label = "Fecha de Ingreso: 13/11/2017 del paciente que fue visto en la consulta."
+    assert not kept(label, "Ingreso", "encoder:PERSON")  # a field's label, title-cased
+    unit = "Presenta una cifra de 73 U que es alta para el paciente de la consulta."
+    assert not kept(unit, "U")  # one letter
+    assert not kept(french, "communiqué de presse")  # not capitalised
+
+
 def test_a_models_code_or_amount_without_a_number_is_dropped():
     from cloud_edge_privacy.detection.pipeline import trim_kept
     from cloud_edge_privacy.lexicon import number_word

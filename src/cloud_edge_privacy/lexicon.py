@@ -199,17 +199,41 @@ def _vote(word: str) -> int:
     return 1 if en >= 3.0 else 0
 
 
-@lru_cache(maxsize=16384)
-def _other_zipf(word: str) -> float:
+def _vote_languages(word: str) -> Tuple[str, ...]:
+    """The languages of :data:`LANGUAGE_VOTE` of the script ``word`` starts in."""
     first = word[0]
     script = "cyrillic" if "\u0400" <= first <= "\u04ff" else "greek" if "\u0370" <= first <= "\u03ff" else "latin"
-    return max(zipf_of(word, lang) for lang in LANGUAGE_VOTE[script])
+    return LANGUAGE_VOTE[script]
+
+
+@lru_cache(maxsize=16384)
+def _other_zipf(word: str) -> float:
+    return max(zipf_of(word, lang) for lang in _vote_languages(word))
 
 
 def other_language_zipf(word: str) -> float:
     """The highest Zipf frequency of ``word`` (lower case) in the other languages of its script
     (:data:`LANGUAGE_VOTE`)."""
     return _other_zipf(word) if word else 0.0
+
+
+# The languages of LANGUAGE_VOTE that capitalise every noun (German): there a capital in mid-sentence is no sign of a
+# name.  French, Spanish, Italian, Portuguese, Dutch, Polish, Swedish, Turkish, Russian, Ukrainian and Greek
+# capitalise proper nouns only (and a few institutions: "l'État"; their nationalities' nouns).
+NOUN_CAPITALISING = frozenset({"de"})
+
+
+def leading_language(sentence: str) -> str:
+    """The language most of the words of ``sentence`` that vote for another language (:func:`language_votes`) are
+    most common in ("en" when none votes so): "de" for "Der Bundesverband deutscher Banken", "fr" for "a
+    coopéré avec Nissan"."""
+    langs: Dict[str, int] = {}
+    for m in _VOTE_WORD.finditer(sentence):
+        word = m.group().lower()
+        if _vote(word) == -1:
+            lang = max(_vote_languages(word), key=lambda code: zipf_of(word, code))
+            langs[lang] = langs.get(lang, 0) + 1
+    return max(langs, key=lambda code: langs[code]) if langs else "en"
 
 
 def language_votes(sentence: str) -> Tuple[int, int]:

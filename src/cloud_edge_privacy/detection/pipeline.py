@@ -14,7 +14,7 @@ from functools import lru_cache, partial
 from types import MappingProxyType
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from ..lexicon import mostly_another_language, unread_letters
+from ..lexicon import NOUN_CAPITALISING, leading_language, mostly_another_language, unread_letters
 from ..spans import Span, find_surface, non_space_run
 from ..wordlists import words
 from ..vocabulary import GREETINGS, MONTH_ABBREVIATIONS, MONTHS, RELATIVE_TIME_WORDS, TITLES, WEEKDAYS
@@ -989,7 +989,8 @@ def drop_english_models_in_other_languages(text: str, spans: Sequence[Span]) -> 
     (a span that runs from "Responsable clínico: Dr." over the next sentence is judged by both, not by the few
     words before the title's full stop); each such stretch is judged once, and only where such a span is."""
     starts = [0] + [m.end() for m in _SENTENCE_END.finditer(text)]
-    judged: Dict[Tuple[int, int], bool] = {}
+    # per stretch of sentences: (written in another language, in one that capitalises proper nouns only)
+    judged: Dict[Tuple[int, int], Tuple[bool, bool]] = {}
     out = []
     for span in spans:
         if span.recognizer in _UNREAD_BY:
@@ -997,11 +998,24 @@ def drop_english_models_in_other_languages(text: str, spans: Sequence[Span]) -> 
             last = max(first, bisect_right(starts, span.end - 1) - 1)
             if (first, last) not in judged:
                 end = starts[last + 1] if last + 1 < len(starts) else len(text)
-                judged[first, last] = mostly_another_language(text[starts[first]:end])
-            if judged[first, last] and not name_shaped(text[span.start:span.end]):
+                stretch = text[starts[first]:end]
+                other = mostly_another_language(stretch)
+                judged[first, last] = (other, other and leading_language(stretch) not in NOUN_CAPITALISING)
+            other, proper_capitals = judged[first, last]
+            if other and not name_shaped(text[span.start:span.end], capitalised_in_mid_sentence=proper_capitals
+                                         and span.recognizer != "shape"
+                                         and _in_mid_sentence(text, starts[first], span.start, span.end)):
                 continue
         out.append(span)
     return out
+
+
+def _in_mid_sentence(text: str, sentence_start: int, start: int, end: int) -> bool:
+    """Whether the words ``start:end`` follow a word of their sentence directly (a space, a comma or an elision's
+    apostrophe between: "avec Nissan", "l’État"), not the sentence's start, a colon, a quote or a bracket, and
+    are no field's label (a colon after them: "Fecha de Ingreso: 13/11/2017")."""
+    before = text[sentence_start:start].rstrip()
+    return bool(before) and (before[-1].isalnum() or before[-1] in ",'’") and not text[end:].lstrip(" ").startswith(":")
 
 
 _SHAPE_WORD = re.compile(r"[^\W_][\w'’.-]*")
@@ -1009,9 +1023,11 @@ _SHAPE_WORD = re.compile(r"[^\W_][\w'’.-]*")
 NAME_SHAPED_WORDS = 4
 
 
-def name_shaped(surface: str) -> bool:
+def name_shaped(surface: str, capitalised_in_mid_sentence: bool = False) -> bool:
     """A span that looks like a name in any language: every word capitalised (or with a digit), and one word that
-    is common in no language wordfreq knows here, or written in capitals ("Gettyimages", "STD Aero", "TS-LBD"):
+    is common in no language wordfreq knows here, or written in capitals ("Gettyimages", "STD Aero", "TS-LBD"), or
+    ``capitalised_in_mid_sentence``: capitalised where the sentence's language writes only proper nouns so (French,
+    Russian: "avec Nissan", "представитель Philips"; not German, which capitalises every noun):
     what an English model still reads right in a sentence of another language.  Not a run of more than
     :data:`NAME_SHAPED_WORDS` words (a heading run into its sentence: "Infrastruktur OT Wennekath Die Bundesstraße 216
     Lüneburg"), nor one with a capitalised function word inside it that no name list holds ("Truppenübungsplatz Zur
@@ -1025,6 +1041,8 @@ def name_shaped(surface: str) -> bool:
         return False
     if any(w.lower() in function_words() and w.lower() not in known_names() for w in words[1:]):
         return False
+    if capitalised_in_mid_sentence and all(w[0].isupper() for w in words) and sum(map(len, words)) > 1:
+        return True
     return any((len(w) > 1 and w.isupper()) or max(english_zipf(w.lower()), other_language_zipf(w.lower())) < 3.0
                for w in words)
 
