@@ -716,6 +716,24 @@ def test_a_possessive_s_starts_no_name_and_an_acts_year_is_no_date():
     assert years == ["2005"]
 
 
+def test_a_quote_or_bracket_at_a_spans_edge_without_its_partner_is_trimmed():
+    from cloud_edge_privacy.detection.pipeline import tidy_span
+
+    text = "社名は「ユニバーサル・ヘアー」で、(Reuters) と «Le Monde» (Paris) も"
+    def span(surface):
+        i = text.index(surface)
+        return Span(i, i + len(surface), "ORG", 0.5, "learned:ORG")
+    def tidied(surface):
+        t = tidy_span(text, span(surface))
+        return text[t.start:t.end]
+    assert tidied("ユニバーサル・ヘアー」") == "ユニバーサル・ヘアー"
+    assert tidied("「ユニバーサル・ヘアー") == "ユニバーサル・ヘアー"
+    assert tidied("「ユニバーサル・ヘアー」") == "「ユニバーサル・ヘアー」"  # both: the span chose them
+    assert tidied("Reuters)") == "Reuters"
+    assert tidied("«Le Monde") == "Le Monde"
+    assert tidied("(Paris)") == "(Paris)"
+
+
 def test_a_headers_label_names_nobody_and_a_speaker_still_does():
     """A pasted e-mail's "Sent: Tuesday" went out as "Verdone-Brenna SPA: Tuesday": the TAB NER read the header's
     label as an organisation (session 21).  A speaker's name before a colon is still a name."""
@@ -766,6 +784,32 @@ def test_a_long_model_span_is_read_as_its_pieces():
     name = "Life Disability and Nursing Care"
     spans = [Span(0, len(name) - 5, "ORG", 0.6, "spacy:ORG"), Span(0, len(name), "ORG", 0.9, "org:pattern")]
     assert split_long_spans(name, spans) == spans
+
+
+def test_each_piece_of_a_split_span_is_decided_as_a_candidate_of_its_own():
+    """A word list the TAB NER read as one company ("Post Office, Season, Internet, Chess, Puppet") was kept as one
+    candidate and every word of it went out masked.  After the split, the decider judges each piece with the spans
+    inside it; a piece it drops takes those along."""
+    from cloud_edge_privacy.detection.pipeline import STEPS
+    from cloud_edge_privacy.detection.steps import StepContext
+
+    text = "Format these words: Post Office, Season, Internet, Chess, Puppet, Garfield"
+    at = lambda s, cat, src: Span(text.index(s), text.index(s) + len(s), cat, 0.6, src)  # noqa: E731
+    long = at("Post Office, Season, Internet, Chess, Puppet, Garfield", "ORG", "tab_ner:ORG")
+    inner = at("Chess", "ORG", "spacy:ORG")
+    name = at("Garfield", "PERSON", "names:first")
+
+    class Decider:  # keeps a candidate with a name list's span in it, or the long span whole
+        def keep(self, text_, spans):
+            return list(spans) if any(s.source.startswith("names") or s == long for s in spans) else []
+
+    ctx = StepContext(text=text, priority={}, propagated=frozenset(), decider=Decider())
+    out = STEPS["split_long_spans"].run(ctx, [long, inner, name])
+    assert sorted(text[s.start:s.end] for s in out) == ["Garfield", "Garfield"]
+    # without a decider, the pieces stay (the split alone)
+    plain = STEPS["split_long_spans"].run(StepContext(text=text, priority={}, propagated=frozenset()),
+                                          [long, inner, name])
+    assert {"Season", "Chess", "Post Office"} <= {text[s.start:s.end] for s in plain}
 
 
 def test_an_everyday_organisation_is_not_copied_onto_its_lower_case_uses():

@@ -293,6 +293,8 @@ def _no_name_word(form: str, zipf: float) -> bool:
 
 _EDGE_SYMBOLS = "\u2022\u00b7\u25aa\u25cf\u25e6\u2023\u2219"  # bullets
 _WORDLIKE = ("PERSON", "ORG", "LOC", "DEM", "MISC")
+# (opening, closing) quotes and brackets: one at a span's edge whose partner is not inside it is trimmed
+_QUOTES = (('"“', '"”'), ("「", "」"), ("『", "』"), ("«", "»"), ("(（", ")）"), ("【", "】"))
 
 
 def tidy_span(text: str, span: Span) -> Optional[Span]:
@@ -314,10 +316,11 @@ def tidy_span(text: str, span: Span) -> Optional[Span]:
         s += 1
         while s < e and text[s].isspace():
             s += 1
-    if e > s and text[e - 1] in '"”' and not any(c in '"“' for c in text[s:e - 1]):
-        e -= 1  # the closing quote of a quoted message ("... Thanks, Ben\"")
-    if e > s and text[s] in '"“' and not any(c in '"”' for c in text[s + 1:e]):
-        s += 1
+    for opening, closing in _QUOTES:
+        if e > s and text[e - 1] in closing and not any(c in opening for c in text[s:e - 1]):
+            e -= 1  # the closing quote of a quoted message ("... Thanks, Ben\""; 「ユニバーサル・ヘアー」)
+        if e > s and text[s] in opening and not any(c in closing for c in text[s + 1:e]):
+            s += 1
     if span.category == "CODE":
         s, e = _code_core(text, s, e)
     elif span.category in _WORDLIKE and 0 < s < e - 1 and text[s - 1] in "'’" and text[s] in "sS" \
@@ -1060,6 +1063,24 @@ def _propagated(ctx: StepContext, spans: List[Span]) -> List[Span]:
                               ordinary_zipf=ctx.ordinary_zipf)
 
 
+def _split_and_decided(ctx: StepContext, spans: List[Span]) -> List[Span]:
+    """:func:`split_long_spans`, then each new piece decided as a candidate of its own, with the spans inside it: the
+    decider kept "Post Office, Season, Internet, Chess, Puppet" (a word list the TAB NER read as one company) as one
+    candidate, for the name list's "Garfield" in it, and had dropped "Chameleon" of the same list standing alone.  A
+    piece it drops takes the spans inside it along (they were kept as members of the long span's candidate only)."""
+    out = split_long_spans(ctx.text, spans)
+    if ctx.decider is None:
+        return out
+    before = set(spans)
+    dropped: set = set()
+    for piece in (s for s in out if s not in before):
+        inner = [o for o in out if o in before and piece.start <= o.start and o.end <= piece.end]
+        if piece not in ctx.decider.keep(ctx.text, [piece] + inner):  # type: ignore[attr-defined]
+            dropped.add(piece)
+            dropped.update(inner)
+    return [s for s in out if s not in dropped]
+
+
 def _on_text(fn: Callable[[str, List[Span]], List[Span]]) -> Callable[[StepContext, List[Span]], List[Span]]:
     return lambda ctx, spans: fn(ctx.text, spans)
 
@@ -1088,7 +1109,8 @@ STEPS: Mapping[str, Step] = MappingProxyType({s.name: s for s in (
     Step("drop_lone_ordinary_words", _on_text(drop_lone_ordinary_words),
          "drop a lone everyday lower-case word only a model or a shape guess found"),
     Step("drop_trade_terms", _on_text(_without_trade_terms), "drop or trim trade phrases (product and market terms)"),
-    Step("split_long_spans", _on_text(split_long_spans), "split a model's long span at list and clause breaks"),
+    Step("split_long_spans", _split_and_decided, "split a model's long span at list and clause breaks; the decider "
+                                                 "judges each piece as a candidate of its own"),
     Step("split_at_spaced_dash", _on_text(split_at_spaced_dash), "split a model's span at a spaced dash"),
     Step("times_of_day", _on_text(times_of_day), "a clock time inside a model's non-date span becomes a DATETIME"),
     Step("whole_katakana_words", _on_text(whole_katakana_words),
