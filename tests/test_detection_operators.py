@@ -806,6 +806,19 @@ def test_each_piece_of_a_split_span_is_decided_as_a_candidate_of_its_own():
     ctx = StepContext(text=text, priority={}, propagated=frozenset(), decider=Decider())
     out = STEPS["split_long_spans"].run(ctx, [long, inner, name])
     assert sorted(text[s.start:s.end] for s in out) == ["Garfield", "Garfield"]
+    # a run of 20+ capitalised words with no break is no name; what was found inside it is decided on its own
+    skills = ("Skills: Tenable Nessus NIST Framework Access Controls Network Security Security Operations Security "
+              "Principles Business Continuity Disaster Recovery Incident Response Risk Management Splunk Google Suite")
+    at2 = lambda s, cat, src: Span(skills.index(s), skills.index(s) + len(s), cat, 0.6, src)  # noqa: E731
+    run = at2(skills[8:], "ORG", "tab_ner:ORG")
+    nessus, splunk = at2("Tenable Nessus", "ORG", "spacy:ORG"), at2("Splunk", "ORG", "encoder:ORG")
+
+    class KeepsNessus:
+        def keep(self, text_, spans):
+            return [s for s in spans if skills[s.start:s.end] == "Tenable Nessus"]
+
+    ctx2 = StepContext(text=skills, priority={}, propagated=frozenset(), decider=KeepsNessus())
+    assert STEPS["split_long_spans"].run(ctx2, [run, nessus, splunk]) == [nessus]
     # without a decider, the pieces stay (the split alone)
     plain = STEPS["split_long_spans"].run(StepContext(text=text, priority={}, propagated=frozenset()),
                                           [long, inner, name])

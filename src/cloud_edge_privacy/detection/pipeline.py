@@ -1063,21 +1063,35 @@ def _propagated(ctx: StepContext, spans: List[Span]) -> List[Span]:
                               ordinary_zipf=ctx.ordinary_zipf)
 
 
+# A model's name (person, organisation, place) of this many words or more is no name, whatever it is: the longest
+# such mention of TAB train and dev and of the development prompts has 16 words (an agency with its name in the
+# original language); a run of 25-40 capitalised words without punctuation is a pasted list of skills or accounts.
+NO_NAME_WORDS = 20
+
+
 def _split_and_decided(ctx: StepContext, spans: List[Span]) -> List[Span]:
     """:func:`split_long_spans`, then each new piece decided as a candidate of its own, with the spans inside it: the
     decider kept "Post Office, Season, Internet, Chess, Puppet" (a word list the TAB NER read as one company) as one
     candidate, for the name list's "Garfield" in it, and had dropped "Chameleon" of the same list standing alone.  A
-    piece it drops takes the spans inside it along (they were kept as members of the long span's candidate only)."""
+    piece it drops takes the spans inside it along (they were kept as members of the long span's candidate only).
+    A model's name of :data:`NO_NAME_WORDS` words or more that no break split goes; the spans inside it are then
+    decided as candidates of their own."""
     out = split_long_spans(ctx.text, spans)
+    before = set(spans)
+    runs = [s for s in out if s.recognizer in _MODELS and s.category in ("PERSON", "ORG", "LOC")
+            and len(_TOKEN.findall(ctx.text, s.start, s.end)) >= NO_NAME_WORDS]
+    out = [s for s in out if s not in set(runs)]
     if ctx.decider is None:
         return out
-    before = set(spans)
     dropped: set = set()
     for piece in (s for s in out if s not in before):
         inner = [o for o in out if o in before and piece.start <= o.start and o.end <= piece.end]
         if piece not in ctx.decider.keep(ctx.text, [piece] + inner):  # type: ignore[attr-defined]
             dropped.add(piece)
             dropped.update(inner)
+    for run in runs:  # what the other recognizers found inside it: candidates of their own now
+        inner = [o for o in out if o in before and run.start <= o.start and o.end <= run.end]
+        dropped.update(set(inner) - set(ctx.decider.keep(ctx.text, inner)))  # type: ignore[attr-defined]
     return [s for s in out if s not in dropped]
 
 
