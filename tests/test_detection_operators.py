@@ -834,6 +834,10 @@ def test_an_everyday_organisation_is_not_copied_onto_its_lower_case_uses():
              Span(*at("acme"), "ORG", 0.6, "encoder:ORG")]
     out = [text[s.start:s.end] for s in propagate_mentions(text, spans, ordinary_zipf=2.5)]
     assert out.count("data") == 1 and out.count("london") == 2 and out.count("acme") == 2
+    # "Big" is also a hamlet of the gazetteer, but an everyday word first: its lower-case uses are the word
+    big = "Big Companies Are Embracing Analytics: big data, big wins."
+    spans = [Span(0, 3, "ORG", 0.6, "encoder:ORG")]
+    assert [big[s.start:s.end] for s in propagate_mentions(big, spans, ordinary_zipf=2.5)] == ["Big"]
 
 
 def test_a_span_of_pronouns_and_question_words_is_no_name():

@@ -116,10 +116,12 @@ def everyday_place_word(form: str) -> bool:
 def everyday_organisation(form: str) -> bool:
     """An organisation's form of everyday English words that is no town or country ("data", "Sales",
     "cross-border"): a model's misreading far more often than a company.  Co-reference does not copy it onto its
-    lower-case uses, and the egress guard does not look for it in lower case, even where a model found it so."""
+    lower-case uses, and the egress guard does not look for it in lower case, even where a model found it so.  A
+    town's name counts when it is an everyday word first (:func:`_ordinary_lower`: "big", a hamlet in the gazetteer
+    and a word written ten times in a text about "big data"; not "london")."""
     from ..lexicon import everyday_words
 
-    return everyday_words(form) and not known_place(form)
+    return everyday_words(form) and (not known_place(form) or _ordinary_lower(form.strip().lower()))
 
 
 @lru_cache(maxsize=1)
