@@ -206,6 +206,7 @@ def test_a_name_shaped_span_is_short_and_holds_no_capitalised_function_word():
 
     assert name_shaped("Hanna De Wennekath")  # "De": a surname's part, in the name lists
     assert name_shaped("OT Wennekath")
+    assert name_shaped("BdB") and name_shaped("PayPal") and not name_shaped("Banken")  # a capital inside a word
     assert not name_shaped("Truppenübungsplatz Zur Errichtung")  # German capitalises nouns and headings run on
     assert not name_shaped("Infrastruktur OT Wennekath Die Bundesstraße 216 Lüneburg")
 

@@ -1028,7 +1028,8 @@ NAME_SHAPED_WORDS = 4
 
 def name_shaped(surface: str, capitalised_in_mid_sentence: bool = False) -> bool:
     """A span that looks like a name in any language: every word capitalised (or with a digit), and one word that
-    is common in no language wordfreq knows here, or written in capitals ("Gettyimages", "STD Aero", "TS-LBD"), or
+    is common in no language wordfreq knows here, or written in capitals or with a capital inside ("Gettyimages",
+    "STD Aero", "TS-LBD", "BdB", "PayPal"; no language capitalises inside a word), or
     ``capitalised_in_mid_sentence``: capitalised where the sentence's language writes only proper nouns so (French,
     Russian: "avec Nissan", "представитель Philips"; not German, which capitalises every noun):
     what an English model still reads right in a sentence of another language.  Not a run of more than
@@ -1046,8 +1047,8 @@ def name_shaped(surface: str, capitalised_in_mid_sentence: bool = False) -> bool
         return False
     if capitalised_in_mid_sentence and all(w[0].isupper() for w in words) and sum(map(len, words)) > 1:
         return True
-    return any((len(w) > 1 and w.isupper()) or max(english_zipf(w.lower()), other_language_zipf(w.lower())) < 3.0
-               for w in words)
+    return any((len(w) > 1 and (w.isupper() or any(c.isupper() for c in w[1:])))
+               or max(english_zipf(w.lower()), other_language_zipf(w.lower())) < 3.0 for w in words)
 
 
 def _tidy(ctx: StepContext, spans: List[Span]) -> List[Span]:
