@@ -130,6 +130,10 @@ def test_the_syntax_of_code_config_and_markup_is_told_from_its_data():
     code = "```\nsend_to(john_smith)\n```"
     i = code.index("john_smith")
     assert drop_syntax_spans(code, [Span(i, i + 10, "PERSON", 0.8, "learned:PERSON")])
+    # a configuration's literal value is syntax, though a name list holds "True"
+    ini = "```ini\n[mypy]\nstrict_optional = True\nplugins = None\nowner = Trudy\n```"
+    found = [Span(ini.index(w), ini.index(w) + len(w), "PERSON", 0.8, "names:first") for w in ("True", "None", "Trudy")]
+    assert [ini[s.start:s.end] for s in drop_syntax_spans(ini, found)] == ["Trudy"]
 
 
 def test_the_detect_command_prints_spans_and_the_trace_and_reads_stdin(capsys, monkeypatch):

@@ -145,7 +145,17 @@ def plain_syntax(text: str, regions: Sequence[Tuple[int, int]], start: int, end:
     if _CODE_WITH_DIGITS.search(surface):
         return False
     names = known_names()
-    return not any(w in names and not common_name_word(w) and len(w) > 2 for w in identifier_words(surface))
+    return not any(w in names and not common_name_word(w) and not language_literal(w) and len(w) > 2
+                   for w in identifier_words(surface))
+
+
+def language_literal(word: str) -> bool:
+    """Whether a (lower-case) word is a keyword of Python in some case (``True``, ``None``: Python's own list,
+    ``keyword.kwlist``) or JSON's ``null``: the values of configuration files ("strict_optional = True"), never a
+    person however a name list holds "True"."""
+    import keyword
+
+    return word == "null" or keyword.iskeyword(word) or keyword.iskeyword(word.capitalize())
 
 
 def drop_syntax_spans(text: str, spans: Sequence["Span"]) -> List["Span"]:
