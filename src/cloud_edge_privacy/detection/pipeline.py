@@ -1018,7 +1018,8 @@ def _in_mid_sentence(text: str, sentence_start: int, start: int, end: int) -> bo
     apostrophe between: "avec Nissan", "l’État"), not the sentence's start, a colon, a quote or a bracket, and
     are no field's label (a colon after them: "Fecha de Ingreso: 13/11/2017")."""
     before = text[sentence_start:start].rstrip()
-    return bool(before) and (before[-1].isalnum() or before[-1] in ",'’") and not text[end:].lstrip(" ").startswith(":")
+    return bool(before) and (before[-1].isalnum() or before[-1] in ",'’") \
+        and not text[end:].lstrip(" ").startswith(":")
 
 
 _SHAPE_WORD = re.compile(r"[^\W_][\w'’.-]*")
@@ -1079,9 +1080,9 @@ def _split_and_decided(ctx: StepContext, spans: List[Span]) -> List[Span]:
     decided as candidates of their own."""
     out = split_long_spans(ctx.text, spans)
     before = set(spans)
-    runs = [s for s in out if s.recognizer in _MODELS and s.category in ("PERSON", "ORG", "LOC")
-            and len(_TOKEN.findall(ctx.text, s.start, s.end)) >= NO_NAME_WORDS]
-    out = [s for s in out if s not in set(runs)]
+    runs = {s for s in out if s.recognizer in _MODELS and s.category in ("PERSON", "ORG", "LOC")
+            and len(_TOKEN.findall(ctx.text, s.start, s.end)) >= NO_NAME_WORDS}
+    out = [s for s in out if s not in runs]
     if ctx.decider is None:
         return out
     dropped: set = set()
