@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import threading
 import weakref
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, TypeVar
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Sequence, TypeVar
 
 from .embed_tables import use_embed_tables
 from .greedy_ner import GreedyNer
@@ -63,6 +63,12 @@ class SpacyPipeline:
         """``convert(doc)`` of each text, in order; no ``Doc`` (or anything made from it) outlives the call."""
         with self._lock, self.nlp.memory_zone():
             return [convert(doc) for doc in pipe(self.nlp, texts, self._decoders, batch_size)]
+
+    def read_with_texts(self, texts: Sequence[str], convert: Callable[[Any, str], T], batch_size: int = 32) -> List[T]:
+        """``convert(doc, text)`` of each text, in order: the text as given, which ``doc.text`` rebuilds token by
+        token (a tenth of the default detector's time on TAB dev went to that)."""
+        with self._lock, self.nlp.memory_zone():
+            return [convert(doc, text) for text, doc in zip(texts, pipe(self.nlp, texts, self._decoders, batch_size))]
 
 
 def greedy_decoders(nlp: Any) -> Dict[str, GreedyNer]:

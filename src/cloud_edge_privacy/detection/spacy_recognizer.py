@@ -50,7 +50,7 @@ class SpacyRecognizer:
 
     def analyze_many(self, texts: Sequence[str]) -> List[List[Span]]:
         """Batched with ``nlp.pipe``."""
-        return load_spacy(self.model).read(texts, lambda doc: self._spans(doc, doc.text))
+        return load_spacy(self.model).read_with_texts(list(texts), self._spans)
 
     def _spans(self, doc: Any, text: str) -> List[Span]:
         out = []
