@@ -122,12 +122,13 @@ class LearnedNerRecognizer:
             return
         nlp, reads = load_learned(path), reads_scripts(path)
 
-        def entities(doc: Any) -> List[tuple]:
-            return [(e.start_char, e.end_char, e.label_) for e in doc.ents if e.text.strip()
-                    and not (self.drop_public and is_public_institution(e.text, e.label_))
-                    and not unread_letters(e.text, reads)]
+        def entities(doc: Any, text: str) -> List[tuple]:
+            found = [(e.start_char, e.end_char, e.label_, text[e.start_char:e.end_char]) for e in doc.ents]
+            return [(a, b, label) for a, b, label, surface in found if surface.strip()
+                    and not (self.drop_public and is_public_institution(surface, label))
+                    and not unread_letters(surface, reads)]
 
-        for k, ((i, off, _), ents) in enumerate(zip(pieces, nlp.read([p[2] for p in pieces], entities))):
+        for k, ((i, off, _), ents) in enumerate(zip(pieces, nlp.read_with_texts([p[2] for p in pieces], entities))):
             ranges = skip[k] if skip is not None else ()
             out[i].extend(Span(off + start, off + end, label, 0.8, f"learned:{label}") for start, end, label in ents
                           if not any(a <= off + start < b for a, b in ranges))
