@@ -1085,14 +1085,18 @@ def _split_and_decided(ctx: StepContext, spans: List[Span]) -> List[Span]:
     out = [s for s in out if s not in runs]
     if ctx.decider is None:
         return out
+    def inside(outer: Span) -> List[Span]:
+        """The spans found before the split that lie within ``outer``."""
+        return [o for o in out if o in before and outer.start <= o.start and o.end <= outer.end]
+
     dropped: set = set()
     for piece in (s for s in out if s not in before):
-        inner = [o for o in out if o in before and piece.start <= o.start and o.end <= piece.end]
+        inner = inside(piece)
         if piece not in ctx.decider.keep(ctx.text, [piece] + inner):  # type: ignore[attr-defined]
             dropped.add(piece)
             dropped.update(inner)
     for run in runs:  # what the other recognizers found inside it: candidates of their own now
-        inner = [o for o in out if o in before and run.start <= o.start and o.end <= run.end]
+        inner = inside(run)
         dropped.update(set(inner) - set(ctx.decider.keep(ctx.text, inner)))  # type: ignore[attr-defined]
     return [s for s in out if s not in dropped]
 

@@ -61,8 +61,7 @@ class SpacyPipeline:
 
     def read(self, texts: Iterable[str], convert: Callable[[Any], T], batch_size: int = 32) -> List[T]:
         """``convert(doc)`` of each text, in order; no ``Doc`` (or anything made from it) outlives the call."""
-        with self._lock, self.nlp.memory_zone():
-            return [convert(doc) for doc in pipe(self.nlp, texts, self._decoders, batch_size)]
+        return self.read_with_texts(list(texts), lambda doc, _text: convert(doc), batch_size)
 
     def read_with_texts(self, texts: Sequence[str], convert: Callable[[Any, str], T], batch_size: int = 32) -> List[T]:
         """``convert(doc, text)`` of each text, in order: the text as given, which ``doc.text`` rebuilds token by

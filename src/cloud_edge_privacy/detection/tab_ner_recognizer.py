@@ -124,16 +124,14 @@ class TabNerRecognizer:
         ``skip_plain`` a capitalised word inside one of them does not make its sentence worth reading."""
         nlp = load_tab_ner(self.path)
         if not self.skip_plain:
-            return nlp.read_with_texts(list(texts), lambda doc, text: self._spans(doc, text, 0))
+            return nlp.read_with_texts(list(texts), self._spans)
         pieces = [(i, off, sent) for i, text in enumerate(texts)
                   for off, sent in informative_sentences(text, found[i] if found is not None else ())]
         out: List[List[Span]] = [[] for _ in texts]
-        for (i, off, _), spans in zip(pieces, nlp.read_with_texts([p[2] for p in pieces],
-                                                                   lambda doc, text: self._spans(doc, text, 0),
-                                                                   batch_size=64)):
+        for (i, off, _), spans in zip(pieces, nlp.read_with_texts([p[2] for p in pieces], self._spans, batch_size=64)):
             out[i].extend(Span(s.start + off, s.end + off, s.category, s.score, s.source) for s in spans)
         return out
 
-    def _spans(self, doc: Any, text: str, off: int) -> List[Span]:
-        return [Span(off + e.start_char, off + e.end_char, e.label_, 0.85, f"tab_ner:{e.label_}") for e in doc.ents
+    def _spans(self, doc: Any, text: str) -> List[Span]:
+        return [Span(e.start_char, e.end_char, e.label_, 0.85, f"tab_ner:{e.label_}") for e in doc.ents
                 if not (self.drop_public and is_public_institution(text[e.start_char:e.end_char], e.label_))]

@@ -25,6 +25,7 @@ in ``user = "Anna Berg"`` is still a name.  No vocabulary beyond the keyword lis
 """
 from __future__ import annotations
 
+import keyword
 import re
 from typing import TYPE_CHECKING, List, Sequence, Tuple
 
@@ -153,8 +154,6 @@ def language_literal(word: str) -> bool:
     """Whether a (lower-case) word is a keyword of Python in some case (``True``, ``None``: Python's own list,
     ``keyword.kwlist``) or JSON's ``null``: the values of configuration files ("strict_optional = True"), never a
     person however a name list holds "True"."""
-    import keyword
-
     return word == "null" or keyword.iskeyword(word) or keyword.iskeyword(word.capitalize())
 
 
